@@ -1,0 +1,295 @@
+package lang
+
+import "net/netip"
+
+// Node is any AST node; every node knows the source span it came from.
+type Node interface {
+	Span() Span
+}
+
+// Expr is an expression node.
+type Expr interface {
+	Node
+	exprNode()
+}
+
+// Stmt is a statement node.
+type Stmt interface {
+	Node
+	stmtNode()
+}
+
+// Script is a whole program: its probes in source order.
+type Script struct {
+	At     Span
+	Src    *Source
+	Probes []*Probe
+}
+
+// ProbeKind says what a probe spec attaches to.
+type ProbeKind string
+
+// The probe kinds of SPEC.md.
+const (
+	ProbeSkb        ProbeKind = "skb"
+	ProbeKprobe     ProbeKind = "kprobe"
+	ProbeKretprobe  ProbeKind = "kretprobe"
+	ProbeFentry     ProbeKind = "fentry"
+	ProbeFexit      ProbeKind = "fexit"
+	ProbeTracepoint ProbeKind = "tracepoint"
+	ProbeBegin      ProbeKind = "BEGIN"
+	ProbeEnd        ProbeKind = "END"
+	ProbeInterval   ProbeKind = "interval"
+)
+
+// ProbeSpec is one attach point of a probe list, such as `skb:ip_rcv*`,
+// `tracepoint:skb:kfree_skb` or `interval:ms:100`.
+type ProbeSpec struct {
+	At   Span
+	Kind ProbeKind
+	// Target is the function glob (skb, kprobe, fentry...), "CAT:NAME" for a
+	// tracepoint, or empty for BEGIN and END.
+	Target string
+	// Category and Name split a tracepoint target.
+	Category, Name string
+	// Period is an interval probe's period in nanoseconds.
+	Period uint64
+	Text   string
+}
+
+// Probe is a probe list, an optional predicate and an action block.
+type Probe struct {
+	At    Span
+	Specs []*ProbeSpec
+	Pred  Expr // nil when there is none
+	Body  *Block
+}
+
+// Block is a sequence of statements in `{ }` or `< >`.
+type Block struct {
+	At    Span
+	Angle bool
+	Stmts []Stmt
+}
+
+// ExprStmt evaluates an expression for its effect, e.g. a call.
+type ExprStmt struct {
+	At Span
+	X  Expr
+}
+
+// AssignStmt is `target op value`, with op one of = += -= ... ; `x++` is
+// lowered to `x += 1`.
+type AssignStmt struct {
+	At     Span
+	Target Expr // *MapExpr or *VarExpr
+	Op     string
+	Value  Expr
+}
+
+// IfStmt is `if (cond) { ... } else ...`.
+type IfStmt struct {
+	At   Span
+	Cond Expr
+	Then *Block
+	Else Stmt // nil, *Block or *IfStmt
+}
+
+// IntLit is an integer literal.
+type IntLit struct {
+	At    Span
+	Value uint64
+}
+
+// StrLit is a string literal with its escapes decoded.
+type StrLit struct {
+	At    Span
+	Value string
+}
+
+// IPLit is an IPv4 or IPv6 address literal.
+type IPLit struct {
+	At   Span
+	Addr netip.Addr
+}
+
+// CIDRLit is an address prefix literal such as 10.0.0.0/8, used with `in`.
+type CIDRLit struct {
+	At     Span
+	Prefix netip.Prefix
+}
+
+// Ident is a bare name: a builtin field, a context value or a constant.
+type Ident struct {
+	At   Span
+	Name string
+}
+
+// VarExpr is a scratch variable `$name`.
+type VarExpr struct {
+	At   Span
+	Name string
+}
+
+// PosParam is a positional parameter `$1`; N is 0 for `$#`, the count.
+type PosParam struct {
+	At    Span
+	N     int
+	Count bool
+}
+
+// MapExpr is `@name` or `@name[k1, k2]`.
+type MapExpr struct {
+	At   Span
+	Name string
+	Keys []Expr
+}
+
+// CallExpr is `name(args...)`.
+type CallExpr struct {
+	At       Span
+	Name     string
+	NameSpan Span
+	Args     []Expr
+}
+
+// FieldExpr is `x->name` (Arrow) or `x.name`.
+type FieldExpr struct {
+	At       Span
+	X        Expr
+	Name     string
+	NameSpan Span
+	Arrow    bool
+}
+
+// IndexExpr is `x[i]` on an array or pointer.
+type IndexExpr struct {
+	At    Span
+	X     Expr
+	Index Expr
+}
+
+// UnaryExpr is `op x` with op one of ! ~ - + *.
+type UnaryExpr struct {
+	At Span
+	Op string
+	X  Expr
+}
+
+// BinaryExpr is `x op y`, including `x in cidr`.
+type BinaryExpr struct {
+	At     Span
+	Op     string
+	OpSpan Span
+	X, Y   Expr
+}
+
+// CondExpr is `cond ? then : else`.
+type CondExpr struct {
+	At               Span
+	Cond, Then, Else Expr
+}
+
+// ParenExpr is `(x)`; kept so that spans and printed names match the source.
+type ParenExpr struct {
+	At Span
+	X  Expr
+}
+
+func (*IntLit) exprNode()     {}
+func (*StrLit) exprNode()     {}
+func (*IPLit) exprNode()      {}
+func (*CIDRLit) exprNode()    {}
+func (*Ident) exprNode()      {}
+func (*VarExpr) exprNode()    {}
+func (*PosParam) exprNode()   {}
+func (*MapExpr) exprNode()    {}
+func (*CallExpr) exprNode()   {}
+func (*FieldExpr) exprNode()  {}
+func (*IndexExpr) exprNode()  {}
+func (*UnaryExpr) exprNode()  {}
+func (*BinaryExpr) exprNode() {}
+func (*CondExpr) exprNode()   {}
+func (*ParenExpr) exprNode()  {}
+
+func (*ExprStmt) stmtNode()   {}
+func (*AssignStmt) stmtNode() {}
+func (*IfStmt) stmtNode()     {}
+func (*Block) stmtNode()      {}
+
+// Unparen strips any parentheses around an expression.
+func Unparen(e Expr) Expr {
+	for {
+		p, ok := e.(*ParenExpr)
+		if !ok {
+			return e
+		}
+		e = p.X
+	}
+}
+
+// Span returns the source span of the node.
+func (n *Script) Span() Span { return n.At }
+
+// Span returns the source span of the node.
+func (n *ProbeSpec) Span() Span { return n.At }
+
+// Span returns the source span of the node.
+func (n *Probe) Span() Span { return n.At }
+
+// Span returns the source span of the node.
+func (n *Block) Span() Span { return n.At }
+
+// Span returns the source span of the node.
+func (n *ExprStmt) Span() Span { return n.At }
+
+// Span returns the source span of the node.
+func (n *AssignStmt) Span() Span { return n.At }
+
+// Span returns the source span of the node.
+func (n *IfStmt) Span() Span { return n.At }
+
+// Span returns the source span of the node.
+func (n *IntLit) Span() Span { return n.At }
+
+// Span returns the source span of the node.
+func (n *StrLit) Span() Span { return n.At }
+
+// Span returns the source span of the node.
+func (n *IPLit) Span() Span { return n.At }
+
+// Span returns the source span of the node.
+func (n *CIDRLit) Span() Span { return n.At }
+
+// Span returns the source span of the node.
+func (n *Ident) Span() Span { return n.At }
+
+// Span returns the source span of the node.
+func (n *VarExpr) Span() Span { return n.At }
+
+// Span returns the source span of the node.
+func (n *PosParam) Span() Span { return n.At }
+
+// Span returns the source span of the node.
+func (n *MapExpr) Span() Span { return n.At }
+
+// Span returns the source span of the node.
+func (n *CallExpr) Span() Span { return n.At }
+
+// Span returns the source span of the node.
+func (n *FieldExpr) Span() Span { return n.At }
+
+// Span returns the source span of the node.
+func (n *IndexExpr) Span() Span { return n.At }
+
+// Span returns the source span of the node.
+func (n *UnaryExpr) Span() Span { return n.At }
+
+// Span returns the source span of the node.
+func (n *BinaryExpr) Span() Span { return n.At }
+
+// Span returns the source span of the node.
+func (n *CondExpr) Span() Span { return n.At }
+
+// Span returns the source span of the node.
+func (n *ParenExpr) Span() Span { return n.At }

@@ -1,0 +1,115 @@
+package lang
+
+import "github.com/alecthomas/participle/v2/lexer"
+
+// The participle grammar. These g* types are the concrete syntax; lower.go turns
+// them into the AST in ast.go. Binary operators are parsed as a flat list and
+// folded by C's precedence in lowering, which keeps the grammar small.
+
+type gScript struct {
+	Probes []*gProbe `parser:"@@*"`
+}
+
+type gProbe struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Specs  []*gSpec `parser:"@@ ( \",\" @@ )*"`
+	Pred   *gExpr   `parser:"( PredOpen @@ PredClose )?"`
+	Body   *gBlock  `parser:"@@"`
+}
+
+type gSpec struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Text   string `parser:"@ProbeSpec"`
+}
+
+type gBlock struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Open   string   `parser:"( @LBrace | @AngleOpen )"`
+	Stmts  []*gStmt `parser:"@@*"`
+	Close  string   `parser:"( @RBrace | @AngleClose )"`
+}
+
+type gStmt struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	If     *gIf     `parser:"(   @@"`
+	Target *gExpr   `parser:"  | @@"`
+	Op     string   `parser:"    ( @( \"=\" | \"+=\" | \"-=\" | \"*=\" | \"/=\" | \"%=\" | \"&=\" | \"|=\" | \"^=\" | \"<<=\" | \">>=\" )"`
+	Value  *gExpr   `parser:"      @@"`
+	Incr   string   `parser:"    | @( \"++\" | \"--\" ) )? )"`
+	Semis  []string `parser:"@\";\"*"`
+}
+
+type gIf struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Cond   *gExpr  `parser:"\"if\" \"(\" @@ \")\""`
+	Then   *gBlock `parser:"@@"`
+	ElseIf *gIf    `parser:"( \"else\" ( @@"`
+	Else   *gBlock `parser:"         | @@ ) )?"`
+}
+
+// gExpr is a conditional expression: `parser:"cond ? then : else"`, right-associative.
+type gExpr struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Cond   *gBinary `parser:"@@"`
+	Then   *gExpr   `parser:"( \"?\" @@"`
+	Else   *gExpr   `parser:"  \":\" @@ )?"`
+}
+
+type gBinary struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Head   *gUnary   `parser:"@@"`
+	Tail   []*gOpArg `parser:"@@*"`
+}
+
+type gOpArg struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Op     string  `parser:"@( \"||\" | \"&&\" | \"|\" | \"^\" | \"&\" | \"==\" | \"!=\" | \"<=\" | \">=\" | \"<\" | \">\" | \"in\" | \"<<\" | \">>\" | \"+\" | \"-\" | \"*\" | \"/\" | \"%\" )"`
+	X      *gUnary `parser:"@@"`
+}
+
+type gUnary struct {
+	Pos     lexer.Position
+	EndPos  lexer.Position
+	Op      string    `parser:"(   @( \"!\" | \"~\" | \"-\" | \"+\" | \"*\" )"`
+	X       *gUnary   `parser:"    @@"`
+	Postfix *gPostfix `parser:"  | @@ )"`
+}
+
+type gPostfix struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	X      *gPrimary    `parser:"@@"`
+	Sels   []*gSelector `parser:"@@*"`
+}
+
+type gSelector struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Arrow  string `parser:"(   \"->\" @Ident"`
+	Dot    string `parser:"  | \".\" @Ident"`
+	Index  *gExpr `parser:"  | \"[\" @@ \"]\" )"`
+}
+
+type gPrimary struct {
+	Pos     lexer.Position
+	EndPos  lexer.Position
+	Str     *string  `parser:"(   @String"`
+	BadStr  *string  `parser:"  | @BadString"`
+	IP      *string  `parser:"  | @( IPv6 | IPv4 )"`
+	Int     *string  `parser:"  | @Int"`
+	Var     *string  `parser:"  | @Var"`
+	Map     *string  `parser:"  | @Map"`
+	MapKeys []*gExpr `parser:"    ( \"[\" @@ ( \",\" @@ )* \"]\" )?"`
+	Ident   *string  `parser:"  | @Ident"`
+	Call    *string  `parser:"    ( @\"(\""`
+	Args    []*gExpr `parser:"      ( @@ ( \",\" @@ )* )? \")\" )?"`
+	Paren   *gExpr   `parser:"  | \"(\" @@ \")\" )"`
+}

@@ -1,0 +1,322 @@
+package lang
+
+import (
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+// lowerer turns the participle tree into the AST, checking what the grammar
+// cannot: literal values, assignment targets, statement separators, probe specs.
+type lowerer struct {
+	src   *Source
+	diags *Diagnostics
+}
+
+func (l *lowerer) span(start, end lexer.Position) Span {
+	// participle's EndPos is where the next token starts; pull it back over
+	// whitespace so that spans cover exactly the node's text.
+	e := end.Offset
+	for e > start.Offset && e <= len(l.src.Text) && isSpace(l.src.Text[e-1]) {
+		e--
+	}
+	return Span{Start: Pos{Offset: start.Offset, Line: start.Line, Col: start.Column}, End: l.src.PosAt(e)}
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func (l *lowerer) probe(g *gProbe) *Probe {
+	p := &Probe{At: l.span(g.Pos, g.EndPos)}
+	for _, s := range g.Specs {
+		p.Specs = append(p.Specs, l.spec(s))
+	}
+	if g.Pred != nil {
+		p.Pred = l.expr(g.Pred)
+	}
+	p.Body = l.block(g.Body)
+	return p
+}
+
+func (l *lowerer) block(g *gBlock) *Block {
+	b := &Block{At: l.span(g.Pos, g.EndPos), Angle: g.Open == "<"}
+	for i, s := range g.Stmts {
+		st := l.stmt(s)
+		if st == nil {
+			continue
+		}
+		b.Stmts = append(b.Stmts, st)
+		// A statement ends with ';', a newline, or the block's end.
+		if i+1 < len(g.Stmts) && len(s.Semis) == 0 && s.If == nil {
+			next := g.Stmts[i+1]
+			if next.Pos.Line == s.EndPos.Line && !strings.Contains(l.src.Text[s.Pos.Offset:next.Pos.Offset], "\n") {
+				pos := st.Span().End
+				l.diags.Add(Span{Start: pos, End: pos}, "separate statements with ; or a newline", "syntax error: expected \";\" after statement")
+			}
+		}
+	}
+	return b
+}
+
+func (l *lowerer) stmt(g *gStmt) Stmt {
+	sp := l.span(g.Pos, g.EndPos)
+	if len(g.Semis) > 0 {
+		// The span of a statement does not include its terminators.
+		t := strings.TrimRight(l.src.Slice(sp), "; \t\r\n")
+		sp.End = l.src.PosAt(sp.Start.Offset + len(t))
+	}
+	if g.If != nil {
+		return l.ifStmt(g.If)
+	}
+	target := l.expr(g.Target)
+	switch {
+	case g.Op != "":
+		l.checkTarget(target)
+		return &AssignStmt{At: sp, Target: target, Op: g.Op, Value: l.expr(g.Value)}
+	case g.Incr != "":
+		l.checkTarget(target)
+		op := "+="
+		if g.Incr == "--" {
+			op = "-="
+		}
+		end := sp.End
+		one := &IntLit{At: Span{Start: end, End: end}, Value: 1}
+		return &AssignStmt{At: sp, Target: target, Op: op, Value: one}
+	}
+	return &ExprStmt{At: sp, X: target}
+}
+
+func (l *lowerer) checkTarget(e Expr) {
+	switch e.(type) {
+	case *MapExpr, *VarExpr:
+		return
+	case *PosParam:
+		l.diags.Add(e.Span(), "positional parameters are read-only; copy into a $variable", "cannot assign to %s", l.src.Slice(e.Span()))
+	default:
+		l.diags.Add(e.Span(), "assign to a map (@name) or a scratch variable ($name)", "cannot assign to %s", l.src.Slice(e.Span()))
+	}
+}
+
+func (l *lowerer) ifStmt(g *gIf) *IfStmt {
+	s := &IfStmt{At: l.span(g.Pos, g.EndPos), Cond: l.expr(g.Cond), Then: l.block(g.Then)}
+	switch {
+	case g.ElseIf != nil:
+		s.Else = l.ifStmt(g.ElseIf)
+	case g.Else != nil:
+		s.Else = l.block(g.Else)
+	}
+	return s
+}
+
+func (l *lowerer) expr(g *gExpr) Expr {
+	cond := l.binary(g.Cond)
+	if g.Then == nil {
+		return cond
+	}
+	return &CondExpr{At: l.span(g.Pos, g.EndPos), Cond: cond, Then: l.expr(g.Then), Else: l.expr(g.Else)}
+}
+
+// precedence is C's, higher binds tighter; `in` sits with the relations.
+var precedence = map[string]int{
+	"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5,
+	"==": 6, "!=": 6,
+	"<": 7, "<=": 7, ">": 7, ">=": 7, "in": 7,
+	"<<": 8, ">>": 8,
+	"+": 9, "-": 9,
+	"*": 10, "/": 10, "%": 10,
+}
+
+// binary folds the flat operand/operator list by precedence climbing; all
+// binary operators are left-associative.
+func (l *lowerer) binary(g *gBinary) Expr {
+	operands := []Expr{l.unary(g.Head)}
+	for _, t := range g.Tail {
+		operands = append(operands, l.unary(t.X))
+	}
+	i := 0
+	next := func() Expr { e := operands[i]; i++; return e }
+	var climb func(lhs Expr, minPrec int, k *int) Expr
+	climb = func(lhs Expr, minPrec int, k *int) Expr {
+		for *k < len(g.Tail) && precedence[g.Tail[*k].Op] >= minPrec {
+			opTok := g.Tail[*k]
+			prec := precedence[opTok.Op]
+			*k++
+			rhs := next()
+			for *k < len(g.Tail) && precedence[g.Tail[*k].Op] > prec {
+				rhs = climb(rhs, prec+1, k)
+			}
+			opStart := Pos{Offset: opTok.Pos.Offset, Line: opTok.Pos.Line, Col: opTok.Pos.Column}
+			opEnd := l.src.PosAt(opTok.Pos.Offset + len(opTok.Op))
+			lhs = &BinaryExpr{
+				At: Span{Start: lhs.Span().Start, End: rhs.Span().End},
+				Op: opTok.Op, OpSpan: Span{Start: opStart, End: opEnd}, X: lhs, Y: rhs,
+			}
+		}
+		return lhs
+	}
+	k := 0
+	return climb(next(), 1, &k)
+}
+
+func (l *lowerer) unary(g *gUnary) Expr {
+	if g.Postfix != nil {
+		return l.postfix(g.Postfix)
+	}
+	x := l.unary(g.X)
+	return &UnaryExpr{At: l.span(g.Pos, g.EndPos), Op: g.Op, X: x}
+}
+
+func (l *lowerer) postfix(g *gPostfix) Expr {
+	x := l.primary(g.X)
+	for _, s := range g.Sels {
+		sp := Span{Start: x.Span().Start, End: l.span(s.Pos, s.EndPos).End}
+		nameSpan := l.span(s.Pos, s.EndPos)
+		switch {
+		case s.Arrow != "":
+			nameSpan.Start = l.src.PosAt(nameSpan.End.Offset - len(s.Arrow))
+			x = &FieldExpr{At: sp, X: x, Name: s.Arrow, NameSpan: nameSpan, Arrow: true}
+		case s.Dot != "":
+			nameSpan.Start = l.src.PosAt(nameSpan.End.Offset - len(s.Dot))
+			x = &FieldExpr{At: sp, X: x, Name: s.Dot, NameSpan: nameSpan}
+		default:
+			x = &IndexExpr{At: sp, X: x, Index: l.expr(s.Index)}
+		}
+	}
+	return x
+}
+
+func (l *lowerer) primary(g *gPrimary) Expr {
+	sp := l.span(g.Pos, g.EndPos)
+	switch {
+	case g.Str != nil:
+		v, err := unquote(*g.Str)
+		if err != "" {
+			l.diags.Add(sp, "escapes are \\n \\t \\r \\\\ \\\" \\0 \\xHH and octal \\NNN", "%s", err)
+		}
+		return &StrLit{At: sp, Value: v}
+	case g.BadStr != nil:
+		l.diags.Add(sp, "close it with \" on the same line", "unterminated string")
+		return &StrLit{At: sp}
+	case g.IP != nil:
+		return l.ipLit(sp, *g.IP)
+	case g.Int != nil:
+		v, err := strconv.ParseUint(*g.Int, 0, 64)
+		if err != nil {
+			l.diags.Add(sp, "integers are 64-bit: at most 18446744073709551615", "integer literal %s out of range", *g.Int)
+		}
+		return &IntLit{At: sp, Value: v}
+	case g.Var != nil:
+		name := (*g.Var)[1:]
+		if name == "#" {
+			return &PosParam{At: sp, Count: true}
+		}
+		if n, err := strconv.Atoi(name); err == nil {
+			if n == 0 {
+				l.diags.Add(sp, "positional parameters start at $1", "no positional parameter $0")
+			}
+			return &PosParam{At: sp, N: n}
+		}
+		return &VarExpr{At: sp, Name: name}
+	case g.Map != nil:
+		m := &MapExpr{At: sp, Name: (*g.Map)[1:]}
+		for _, k := range g.MapKeys {
+			m.Keys = append(m.Keys, l.expr(k))
+		}
+		return m
+	case g.Ident != nil:
+		if g.Call == nil {
+			return &Ident{At: sp, Name: *g.Ident}
+		}
+		c := &CallExpr{At: sp, Name: *g.Ident, NameSpan: Span{Start: sp.Start, End: l.src.PosAt(sp.Start.Offset + len(*g.Ident))}}
+		for _, a := range g.Args {
+			c.Args = append(c.Args, l.expr(a))
+		}
+		return c
+	case g.Paren != nil:
+		return &ParenExpr{At: sp, X: l.expr(g.Paren)}
+	}
+	l.diags.Add(sp, "", "syntax error: expected an expression")
+	return &IntLit{At: sp}
+}
+
+func (l *lowerer) ipLit(sp Span, text string) Expr {
+	if strings.Contains(text, "/") {
+		p, err := netip.ParsePrefix(text)
+		if err != nil {
+			l.diags.Add(sp, "a prefix is ADDRESS/BITS, e.g. 10.0.0.0/8 or fd00::/8", "invalid address prefix %s", text)
+			return &CIDRLit{At: sp}
+		}
+		return &CIDRLit{At: sp, Prefix: p.Masked()}
+	}
+	a, err := netip.ParseAddr(text)
+	if err != nil {
+		l.diags.Add(sp, "IPv4 addresses have four parts of 0-255", "invalid address %s", text)
+		return &IPLit{At: sp}
+	}
+	return &IPLit{At: sp, Addr: a}
+}
+
+// unquote decodes a string literal's C escapes; it returns an error message
+// for an unknown escape.
+func unquote(q string) (string, string) {
+	s := q[1 : len(q)-1]
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch e := s[i]; e {
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case 'r':
+			b.WriteByte('\r')
+		case 'a':
+			b.WriteByte('\a')
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'v':
+			b.WriteByte('\v')
+		case 'e':
+			b.WriteByte(0x1b)
+		case '\\', '"', '\'', '?':
+			b.WriteByte(e)
+		case 'x':
+			j := i + 1
+			for j < len(s) && j < i+3 && isHex(s[j]) {
+				j++
+			}
+			if j == i+1 {
+				return b.String(), `invalid escape \x: expected hex digits`
+			}
+			v, _ := strconv.ParseUint(s[i+1:j], 16, 8)
+			b.WriteByte(byte(v))
+			i = j - 1
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			j := i
+			for j < len(s) && j < i+3 && s[j] >= '0' && s[j] <= '7' {
+				j++
+			}
+			v, _ := strconv.ParseUint(s[i:j], 8, 16)
+			if v > 255 {
+				return b.String(), "octal escape out of range: \\" + s[i:j]
+			}
+			b.WriteByte(byte(v))
+			i = j - 1
+		default:
+			return b.String(), "unknown escape \\" + string(e)
+		}
+	}
+	return b.String(), ""
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}

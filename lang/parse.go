@@ -1,0 +1,224 @@
+package lang
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/alecthomas/participle/v2"
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+var parser = participle.MustBuild[gScript](
+	participle.Lexer(lexerDef),
+	participle.Elide("whitespace", "comment"),
+	participle.UseLookahead(4),
+)
+
+// Parse parses a script into an AST. All syntax errors are reported: the script
+// is split into probes at top-level block ends, and each probe is parsed on its
+// own, so that one bad probe does not hide the errors of the next.
+func Parse(src *Source) (*Script, error) {
+	text := stripShebang(src.Text)
+	diags := &Diagnostics{Src: src}
+	script := &Script{Src: src, At: Span{Start: src.PosAt(0), End: src.PosAt(len(src.Text))}}
+	for _, ch := range scan(src, text, diags) {
+		masked := maskBefore(text, ch.start, ch.end)
+		g, err := parser.ParseString(src.Name, masked)
+		if err != nil {
+			addParseError(diags, src, err)
+			continue
+		}
+		l := lowerer{src: src, diags: diags}
+		for _, gp := range g.Probes {
+			script.Probes = append(script.Probes, l.probe(gp))
+		}
+	}
+	if len(script.Probes) == 0 && diags.Len() == 0 {
+		diags.Add(Span{Start: src.PosAt(0), End: src.PosAt(0)}, "a script is one or more probes, e.g. `skb:* { print(len) }`", "empty script: no probes")
+	}
+	return script, diags.Err()
+}
+
+// stripShebang blanks a first line starting with #! so positions stay put.
+func stripShebang(s string) string {
+	if !strings.HasPrefix(s, "#!") {
+		return s
+	}
+	end := strings.IndexByte(s, '\n')
+	if end < 0 {
+		end = len(s)
+	}
+	return strings.Repeat(" ", end) + s[end:]
+}
+
+// maskBefore keeps text[start:end] and blanks what precedes it, keeping
+// newlines, so that positions reported by the parser are those of the file.
+func maskBefore(text string, start, end int) string {
+	var b strings.Builder
+	b.Grow(end)
+	for i := 0; i < start; i++ {
+		if text[i] == '\n' {
+			b.WriteByte('\n')
+		} else {
+			b.WriteByte(' ')
+		}
+	}
+	b.WriteString(text[start:end])
+	return b.String()
+}
+
+type chunk struct{ start, end int }
+
+// scan lexes the whole script once. It reports lexical errors (unterminated
+// strings and comments, characters no token starts with) and splits the script
+// at the ends of top-level blocks. Chunks holding a lexical error are not parsed,
+// so one bad string does not cascade into a page of syntax errors.
+func scan(src *Source, text string, d *Diagnostics) []chunk {
+	sym := lexerDef.Symbols()
+	lex, err := lexerDef.LexString(src.Name, text)
+	if err != nil {
+		d.Add(Span{Start: src.PosAt(0), End: src.PosAt(0)}, "", "%v", err)
+		return nil
+	}
+	var chunks []chunk
+	start, depth, bad := 0, 0, false
+	for {
+		tok, err := lex.Next()
+		if err != nil {
+			var perr participle.Error
+			if errors.As(err, &perr) {
+				off := perr.Position().Offset
+				pos := src.PosAt(off)
+				r := []rune(text[off:])
+				d.Add(Span{Start: pos, End: src.PosAt(off + len(string(r[:1])))}, "", "syntax error: unexpected character %q", string(r[:1]))
+			} else {
+				d.Add(Span{Start: src.PosAt(0), End: src.PosAt(0)}, "", "%v", err)
+			}
+			return chunks
+		}
+		if tok.EOF() {
+			break
+		}
+		tokSpan := Span{Start: src.PosAt(tok.Pos.Offset), End: src.PosAt(tok.Pos.Offset + len(tok.Value))}
+		switch tok.Type {
+		case sym["BadString"]:
+			d.Add(tokSpan, "close it with \" on the same line", "unterminated string")
+			bad = true
+		case sym["BadComment"]:
+			tokSpan.End = src.PosAt(tok.Pos.Offset + 2)
+			d.Add(tokSpan, "close it with */", "unterminated comment")
+			bad = true
+		case sym["Hash"]:
+			d.Add(tokSpan, "comments are // or /* */; #! is allowed only on the first line", "syntax error: unexpected \"#\"")
+			bad = true
+		case sym["LBrace"], sym["LParen"], sym["LBrack"], sym["AngleOpen"], sym["PredOpen"]:
+			depth++
+		case sym["RBrace"], sym["RParen"], sym["RBrack"], sym["AngleClose"], sym["PredClose"]:
+			depth--
+		}
+		if depth == 0 && (tok.Type == sym["RBrace"] || tok.Type == sym["AngleClose"]) {
+			end := tok.Pos.Offset + len(tok.Value)
+			if !bad {
+				chunks = append(chunks, chunk{start, end})
+			}
+			start, bad = end, false
+		}
+	}
+	if !bad && strings.TrimSpace(stripComments(text[start:])) != "" {
+		chunks = append(chunks, chunk{start, len(text)})
+	}
+	return chunks
+}
+
+// stripComments removes // and /* */ comments, for deciding whether a tail of
+// the script holds anything but comments.
+func stripComments(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch {
+		case strings.HasPrefix(s[i:], "//"):
+			j := strings.IndexByte(s[i:], '\n')
+			if j < 0 {
+				return b.String()
+			}
+			i += j
+		case strings.HasPrefix(s[i:], "/*"):
+			j := strings.Index(s[i+2:], "*/")
+			if j < 0 {
+				b.WriteString(s[i:])
+				return b.String()
+			}
+			i += j + 3
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
+}
+
+func addParseError(d *Diagnostics, src *Source, err error) {
+	var perr participle.Error
+	if !errors.As(err, &perr) {
+		d.Add(Span{Start: src.PosAt(0), End: src.PosAt(0)}, "", "%v", err)
+		return
+	}
+	pos := perr.Position()
+	start := Pos{Offset: pos.Offset, Line: pos.Line, Col: pos.Column}
+	msg, hint, width := explainSyntax(src, perr)
+	end := start
+	end.Offset += width
+	end.Col += width
+	d.Add(Span{Start: start, End: end}, hint, "%s", msg)
+}
+
+// explainSyntax turns participle's message into ours, with a hint for the
+// mistakes people make most.
+func explainSyntax(src *Source, perr participle.Error) (msg, hint string, width int) {
+	m := perr.Message()
+	width = 1
+	var ut *participle.UnexpectedTokenError
+	if errors.As(perr, &ut) {
+		tok := ut.Unexpected
+		width = max(len(tok.Value), 1)
+		what := fmt.Sprintf("%q", tok.Value)
+		if tok.EOF() {
+			what, width = "end of script", 1
+		}
+		msg = "syntax error: unexpected " + what
+		if exp := ut.Expect; exp != "" {
+			msg += ", expected " + prettyExpect(exp)
+		}
+		hint = syntaxHint(tok, ut.Expect)
+		return msg, hint, width
+	}
+	return "syntax error: " + m, "", 1
+}
+
+func prettyExpect(e string) string {
+	r := strings.NewReplacer("<probespec>", "a probe such as skb:*", "<ident>", "a name",
+		"<int>", "a number", "<string>", "a string", "<lbrace>", "\"{\"", "<rbrace>", "\"}\"",
+		"<angleopen>", "\"<\"", "<angleclose>", "\">\"", "<predclose>", "\"/\"", "<predopen>", "\"/\"",
+		"<rparen>", "\")\"", "<rbrack>", "\"]\"", "<lparen>", "\"(\"")
+	return r.Replace(e)
+}
+
+func syntaxHint(tok lexer.Token, expect string) string {
+	switch {
+	case tok.EOF() && strings.Contains(expect, "rbrace"):
+		return "a block opened with { needs a closing }"
+	case tok.EOF() && strings.Contains(expect, "angleclose"):
+		return "a block opened with < needs a closing >"
+	case tok.EOF() && strings.Contains(expect, "predclose"):
+		return "a predicate is written /expr/"
+	case tok.EOF():
+		return "the script ends in the middle of a probe"
+	case tok.Value == "=":
+		return "compare with ==, not ="
+	case tok.Value == "}" || tok.Value == ")" || tok.Value == "]":
+		return "this closes nothing here: check that (), [] and {} pair up"
+	case tok.Value == ">":
+		return "a > outside parentheses ends a < > block; write comparisons there as (a > b)"
+	}
+	return ""
+}

@@ -1,0 +1,111 @@
+package lang
+
+import (
+	"strconv"
+	"strings"
+)
+
+// probeAliases maps bpftrace's short probe names to ours.
+var probeAliases = map[string]ProbeKind{
+	"skb": ProbeSkb, "kprobe": ProbeKprobe, "k": ProbeKprobe,
+	"kretprobe": ProbeKretprobe, "kr": ProbeKretprobe,
+	"fentry": ProbeFentry, "f": ProbeFentry, "fexit": ProbeFexit, "fr": ProbeFexit,
+	"tracepoint": ProbeTracepoint, "t": ProbeTracepoint,
+	"interval": ProbeInterval, "i": ProbeInterval,
+}
+
+// ProbeKindNames lists the probe kinds, for hints.
+var ProbeKindNames = []string{"skb", "kprobe", "kretprobe", "fentry", "fexit", "tracepoint", "interval", "BEGIN", "END"}
+
+func (l *lowerer) spec(g *gSpec) *ProbeSpec {
+	sp := l.span(g.Pos, g.EndPos)
+	s := &ProbeSpec{At: sp, Text: g.Text}
+	switch g.Text {
+	case "BEGIN", "END":
+		s.Kind = ProbeKind(g.Text)
+		return s
+	}
+	kind, rest, found := strings.Cut(g.Text, ":")
+	k, ok := probeAliases[kind]
+	if !ok {
+		hint := "probes are " + strings.Join(ProbeKindNames, ", ")
+		if m := Suggest(kind, ProbeKindNames); m != "" {
+			hint = "did you mean " + m + "?"
+		}
+		if !found {
+			hint = "a probe is KIND:TARGET, e.g. skb:ip_rcv or tracepoint:skb:kfree_skb"
+		}
+		l.diags.Add(sp, hint, "unknown probe %q", g.Text)
+		return s
+	}
+	s.Kind, s.Target = k, rest
+	switch k {
+	case ProbeTracepoint:
+		cat, name, ok := strings.Cut(rest, ":")
+		if !ok || cat == "" || name == "" || strings.ContainsAny(rest, "*?[") {
+			l.diags.Add(sp, "write tracepoint:CATEGORY:NAME, e.g. tracepoint:skb:kfree_skb", "invalid tracepoint %q", g.Text)
+		}
+		s.Category, s.Name = cat, name
+	case ProbeInterval:
+		s.Period = l.interval(sp, rest)
+	case ProbeKprobe, ProbeKretprobe, ProbeFentry, ProbeFexit:
+		if rest == "" || !isIdent(rest) {
+			hint := "name one kernel function, e.g. " + string(k) + ":tcp_v4_rcv"
+			if strings.ContainsAny(rest, "*?[") {
+				hint = "to trace many functions that take an skb, use skb:" + rest
+			}
+			l.diags.Add(sp, hint, "%s needs one function name, got %q", k, rest)
+		}
+	case ProbeSkb:
+		if rest == "" {
+			l.diags.Add(sp, "skb:* traces every function that takes a struct sk_buff *", "skb probe needs a function pattern")
+		} else if !isGlob(rest) {
+			l.diags.Add(sp, "patterns use letters, digits, _, and the glob characters * ? [ ]", "invalid function pattern %q", rest)
+		}
+	}
+	return s
+}
+
+// interval parses UNIT:N (s, ms, us, hz) or bpftrace's Ns / Nms into nanoseconds.
+func (l *lowerer) interval(sp Span, rest string) uint64 {
+	unit, num, ok := strings.Cut(rest, ":")
+	if !ok {
+		i := strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
+		if i > 0 {
+			num, unit = rest[:i], rest[i:]
+		}
+	}
+	mult := map[string]uint64{"s": 1e9, "ms": 1e6, "us": 1e3, "hz": 0}
+	m, known := mult[unit]
+	n, err := strconv.ParseUint(num, 10, 64)
+	if !known || err != nil || n == 0 {
+		l.diags.Add(sp, "write interval:s:N, interval:ms:N, interval:us:N or interval:hz:N with N > 0", "invalid interval %q", "interval:"+rest)
+		return 0
+	}
+	if unit == "hz" {
+		return 1e9 / n
+	}
+	if m*n < 1e6 {
+		l.diags.Add(sp, "the shortest interval is 1ms", "interval %q is too short", "interval:"+rest)
+	}
+	return m * n
+}
+
+func isIdent(s string) bool {
+	for i, c := range s {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9' || i > 0 && c == '.') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func isGlob(s string) bool {
+	for _, c := range s {
+		if !(c == '_' || c == '*' || c == '?' || c == '[' || c == ']' || c == '.' || c == '-' || c == '!' ||
+			c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,36 @@
+package lang
+
+// Suggest returns the candidate closest to name by edit distance, or "" when
+// none is close enough to be the likely intent. Used for "did you mean" hints.
+func Suggest(name string, candidates []string) string {
+	best, bestD := "", len(name)/2+1
+	if bestD > 3 {
+		bestD = 3
+	}
+	for _, c := range candidates {
+		if d := editDistance(name, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
