@@ -1,0 +1,156 @@
+package check
+
+import (
+	"strings"
+
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/lang/types"
+	"github.com/skbtrace/skbtrace/stdlib"
+)
+
+func (c *checker) binary(e *lang.BinaryExpr) types.Type {
+	x, y := c.expr(e.X), c.expr(e.Y)
+	if x.Kind == types.Invalid || y.Kind == types.Invalid {
+		return types.Bad
+	}
+	switch e.Op {
+	case "&&", "||":
+		c.wantCond(e.X, x, "an operand of "+e.Op)
+		c.wantCond(e.Y, y, "an operand of "+e.Op)
+		return types.Bool
+	case "in":
+		if x.Kind != types.Addr {
+			c.errorf(e.X, "", "the left of in must be an address, got %s", x)
+		}
+		if y.Kind != types.CIDR {
+			c.errorf(e.Y, "e.g. saddr in 10.0.0.0/8", "the right of in must be an address prefix")
+		}
+		return types.Bool
+	case "==", "!=":
+		return c.equality(e, x, y)
+	case "<", "<=", ">", ">=":
+		if (x.IsInt() && y.IsInt()) || (x.Kind == types.Ptr && y.Kind == types.Ptr) {
+			return types.Bool
+		}
+		c.errorf(lang.Node(nameNode{e.OpSpan}), "", "cannot order %s and %s with %s", x, y, e.Op)
+		return types.Bad
+	}
+	// Arithmetic and bitwise operators.
+	if !x.IsInt() || !y.IsInt() {
+		hint := ""
+		if x.Kind == types.Ptr || y.Kind == types.Ptr {
+			hint = "pointer arithmetic is not supported; read members with ->"
+		}
+		c.errorf(lang.Node(nameNode{e.OpSpan}), hint, "operator %s needs integers, got %s and %s", e.Op, x, y)
+		return types.Bad
+	}
+	if e.Op == "/" || e.Op == "%" {
+		if v, ok := c.constInt(e.Y); ok && v == 0 {
+			c.errorf(e.Y, "", "division by zero")
+		}
+	}
+	t := types.Type{Kind: types.Int, Size: 8, Signed: x.Signed && y.Signed}
+	if e.Op == "&" || e.Op == "|" || e.Op == "^" {
+		t.Fmt = sameFmt(x, y)
+	}
+	return t
+}
+
+// equality checks == and !=. It also resolves the forgiving comparisons:
+// `proto == tcp` tests the L4 protocol, and an enum compared with a string
+// compares with the enumerator of that name (`reason == "NO_SOCKET"`).
+func (c *checker) equality(e *lang.BinaryExpr, x, y types.Type) types.Type {
+	switch {
+	case x.IsInt() && y.IsInt():
+		c.protoLayer(e.X, x, e.Y, y)
+		c.protoLayer(e.Y, y, e.X, x)
+		return types.Bool
+	case x.IsInt() && x.Fmt == types.FmtEnum && y.Kind == types.String:
+		c.enumName(e.Y, x)
+		return types.Bool
+	case y.IsInt() && y.Fmt == types.FmtEnum && x.Kind == types.String:
+		c.enumName(e.X, y)
+		return types.Bool
+	case x.Kind == types.String && y.Kind == types.String:
+		return types.Bool
+	case x.Kind == types.Addr && y.Kind == types.Addr:
+		return types.Bool
+	case x.Kind == types.Ptr && (y.Kind == types.Ptr || y.IsInt()), y.Kind == types.Ptr && x.IsInt():
+		return types.Bool
+	case x.Kind == types.Addr && y.Kind == types.CIDR, y.Kind == types.Addr && x.Kind == types.CIDR:
+		c.errorf(lang.Node(nameNode{e.OpSpan}), "test a prefix with in: saddr in 10.0.0.0/8", "cannot compare an address with a prefix using %s", e.Op)
+		return types.Bad
+	}
+	c.errorf(lang.Node(nameNode{e.OpSpan}), "", "cannot compare %s with %s", x, y)
+	return types.Bad
+}
+
+// protoLayer rewrites `proto == tcp` to test l4proto: proto is the L3
+// protocol, and a user comparing it with an L4 name means the L4 protocol.
+func (c *checker) protoLayer(field lang.Expr, ft types.Type, other lang.Expr, ot types.Type) {
+	id, ok := lang.Unparen(field).(*lang.Ident)
+	if !ok || ot.Layer == 0 {
+		return
+	}
+	f := c.info.Fields[id]
+	switch {
+	case f != nil && f.Name == "proto" && ot.Layer == 4:
+		l4 := stdlib.LookupField("l4proto")
+		c.info.Fields[id] = l4
+		c.info.Types[id] = l4.Type
+	case f != nil && f.Name == "l4proto" && ot.Layer == 3:
+		c.errorf(other, "write proto == "+c.text(other), "%s is an L3 protocol; l4proto holds L4 protocols", c.text(other))
+	}
+}
+
+// enumName resolves a string compared with an enum to the enumerator's value;
+// the enum's common prefix may be left out: "NO_SOCKET" for SKB_DROP_REASON_NO_SOCKET.
+func (c *checker) enumName(s lang.Expr, et types.Type) {
+	k, ok := c.info.Consts[lang.Unparen(s)]
+	en, isEnum := et.BTF.(*btf.Enum)
+	if !ok || !k.IsStr || !isEnum {
+		c.errorf(s, "compare with a string literal such as \"NO_SOCKET\"", "an enum compares only with a constant name")
+		return
+	}
+	prefix := EnumPrefix(en)
+	var names []string
+	for _, v := range en.Values {
+		short := strings.TrimPrefix(v.Name, prefix)
+		if v.Name == k.Str || short == k.Str {
+			c.info.Consts[s] = Const{Int: v.Value}
+			c.info.Types[s] = et
+			return
+		}
+		names = append(names, short)
+	}
+	c.errorf(s, didYouMean(k.Str, names), "%q is not a value of enum %s", k.Str, en.Name)
+}
+
+// EnumPrefix is the longest prefix, ending in an underscore, that most of an
+// enum's values share: SKB_DROP_REASON_ for skb_drop_reason. Scripts and
+// output leave it out, as the kernel's own tracepoint output does.
+func EnumPrefix(en *btf.Enum) string {
+	if len(en.Values) == 0 {
+		return ""
+	}
+	mid := en.Values[len(en.Values)/2].Name
+	best := ""
+	for i := 0; i < len(mid); i++ {
+		if mid[i] != '_' {
+			continue
+		}
+		p := mid[:i+1]
+		n := 0
+		for _, v := range en.Values {
+			if strings.HasPrefix(v.Name, p) {
+				n++
+			}
+		}
+		if n*2 > len(en.Values) {
+			best = p
+		}
+	}
+	return best
+}

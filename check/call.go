@@ -1,0 +1,182 @@
+package check
+
+import (
+	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/lang/types"
+	"github.com/skbtrace/skbtrace/stdlib"
+)
+
+// call checks a builtin call. asStmt is set for a call used as a statement,
+// asMapValue for the value of a map assignment (where aggregations belong).
+func (c *checker) call(e *lang.CallExpr, asStmt, asMapValue bool) types.Type {
+	f := stdlib.LookupFunc(e.Name)
+	nameNd := nameNode{e.NameSpan}
+	if f == nil {
+		hint := didYouMean(e.Name, stdlib.FuncNames())
+		if stdlib.LookupField(e.Name) != nil {
+			hint = e.Name + " is a value, not a function: write " + e.Name + " without ()"
+		}
+		c.errorf(nameNd, hint, "unknown function %q", e.Name)
+		for _, a := range e.Args {
+			c.expr(a)
+		}
+		return types.Bad
+	}
+	c.info.Calls[e] = f
+	switch {
+	case f.Agg != types.AggNone && !asMapValue:
+		c.errorf(e, "assign it to a map: @name[key] = "+e.Name+"(...)", "%s() is an aggregation and is only valid as a map's value", e.Name)
+	case f.Stmt && !asStmt:
+		c.errorf(e, "call it as a statement", "%s() has no value", e.Name)
+	case f.Needs&stdlib.NeedSkb != 0 && !c.ctx.Skb:
+		c.errorf(e, "", "%s() needs an skb, and this probe has none", e.Name)
+	}
+	switch e.Name {
+	case "printf":
+		c.printf(e)
+		return types.None
+	case "print":
+		c.print(e)
+		return types.None
+	}
+	cc := &callCtx{c: c, e: e}
+	for i, a := range e.Args {
+		cc.types = append(cc.types, c.argType(f, i, a))
+	}
+	return f.Infer(cc)
+}
+
+// argType checks one argument. Maps passed whole (clear(@m)) and map
+// elements passed to delete are references, not reads.
+func (c *checker) argType(f *stdlib.Func, i int, a lang.Expr) types.Type {
+	if m, ok := a.(*lang.MapExpr); ok && f.Stmt {
+		for _, k := range m.Keys {
+			c.expr(k)
+		}
+		c.mapRef(m)
+		t := types.Type{Kind: types.MapRef}
+		c.info.Types[a] = t
+		return t
+	}
+	return c.expr(a)
+}
+
+type callCtx struct {
+	c     *checker
+	e     *lang.CallExpr
+	types []types.Type
+}
+
+func (cc *callCtx) NArgs() int { return len(cc.e.Args) }
+
+func (cc *callCtx) Arg(i int) types.Type { return cc.types[i] }
+
+func (cc *callCtx) ConstInt(i int) (int64, bool) { return cc.c.constInt(cc.e.Args[i]) }
+
+func (cc *callCtx) IsMapElem(i int) bool {
+	m, ok := cc.e.Args[i].(*lang.MapExpr)
+	return ok && len(m.Keys) > 0
+}
+
+func (cc *callCtx) IsMap(i int) bool {
+	m, ok := cc.e.Args[i].(*lang.MapExpr)
+	return ok && len(m.Keys) == 0
+}
+
+func (cc *callCtx) Errorf(i int, hint, format string, args ...any) {
+	var n lang.Node = cc.e
+	if i >= 0 && i < len(cc.e.Args) {
+		n = cc.e.Args[i]
+	}
+	cc.c.errorf(n, hint, format, args...)
+}
+
+// printable reports whether a value can be printed by print() or %s.
+func printable(t types.Type) bool {
+	switch t.Kind {
+	case types.Int, types.String, types.Addr, types.Ptr, types.Stack:
+		return true
+	}
+	return false
+}
+
+func (c *checker) print(e *lang.CallExpr) {
+	if len(e.Args) == 0 {
+		c.errorf(e, "e.g. print(len, dev) or print(@drops)", "print() needs something to print")
+		return
+	}
+	if m, ok := e.Args[0].(*lang.MapExpr); ok && len(m.Keys) == 0 && len(e.Args) == 1 {
+		c.mapRef(m)
+		c.info.Types[m] = types.Type{Kind: types.MapRef}
+		return
+	}
+	for _, a := range e.Args {
+		if m, ok := a.(*lang.MapExpr); ok && len(m.Keys) == 0 {
+			if mi := c.info.Maps[m.Name]; mi != nil && mi.Value.Kind == types.Agg {
+				c.errorf(a, "print a whole map on its own: print(@"+m.Name+")", "a map is printed alone")
+				continue
+			}
+		}
+		t := c.expr(a)
+		if t.Kind != types.Invalid && !printable(t) {
+			c.errorf(a, "", "cannot print %s", t)
+		}
+	}
+}
+
+func (c *checker) printf(e *lang.CallExpr) {
+	if len(e.Args) == 0 {
+		c.errorf(e, `e.g. printf("%s %d\n", dev, len)`, "printf needs a format string")
+		return
+	}
+	lit, ok := e.Args[0].(*lang.StrLit)
+	if !ok {
+		c.expr(e.Args[0])
+		c.errorf(e.Args[0], "the format is fixed when the script is compiled", "printf's format must be a string literal")
+		return
+	}
+	c.expr(lit)
+	verbs, err := stdlib.ParseFormat(lit.Value)
+	if err != nil {
+		c.errorf(lit, "conversions are %d %u %x %X %o %s %p %c and %%", "printf: %v", err)
+		return
+	}
+	c.info.Formats[e] = verbs
+	n := stdlib.Conversions(verbs)
+	if n != len(e.Args)-1 {
+		c.errorf(e, "", "printf's format has %d conversions but %d arguments follow", n, len(e.Args)-1)
+	}
+	i := 1
+	for _, v := range verbs {
+		if v.Conv == 0 || i >= len(e.Args) {
+			continue
+		}
+		a := e.Args[i]
+		i++
+		t := c.expr(a)
+		if t.Kind == types.Invalid {
+			continue
+		}
+		switch v.Conv {
+		case 's':
+			if !printable(t) {
+				c.errorf(a, "", "cannot print %s with %%s", t)
+			}
+		case 'p':
+			if !t.IsScalar() {
+				c.errorf(a, "", "%%p needs a pointer or integer, got %s", t)
+			}
+		default:
+			if !t.IsScalar() {
+				hint := ""
+				if printable(t) {
+					hint = "print it with %s"
+				}
+				c.errorf(a, hint, "%%%c needs an integer, got %s", v.Conv, t)
+			}
+		}
+	}
+	for ; i < len(e.Args); i++ {
+		c.expr(e.Args[i])
+	}
+}

@@ -1,0 +1,150 @@
+package check
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/lang/types"
+	"github.com/skbtrace/skbtrace/stdlib"
+)
+
+// Options configure a check.
+type Options struct {
+	// BTF is the kernel's type information. It is required: skb fields and
+	// probe arguments are resolved against it.
+	BTF *btf.Spec
+	// Params are the positional parameters $1, $2, ...
+	Params []string
+	// TracepointExists, when set, says whether a tracepoint exists; it lets
+	// the checker reject a misspelt category. Without it only the name is
+	// checked, against BTF.
+	TracepointExists func(category, name string) bool
+}
+
+// Check resolves every name of a script and computes every expression's type.
+// All errors are returned together as *lang.Diagnostics.
+func Check(s *lang.Script, opts Options) (*Info, error) {
+	c := &checker{
+		src:          s.Src,
+		memberFields: map[string]*stdlib.Field{},
+		opts:  opts,
+		diags: &lang.Diagnostics{Src: s.Src},
+		info: &Info{
+			Types:    map[lang.Expr]types.Type{},
+			Fields:   map[*lang.Ident]*stdlib.Field{},
+			Consts:   map[lang.Expr]Const{},
+			Calls:    map[*lang.CallExpr]*stdlib.Func{},
+			Members:  map[*lang.FieldExpr]Member{},
+			ArgRefs:  map[lang.Expr]int{},
+			Maps:     map[string]*MapInfo{},
+			Probes:   map[*lang.Probe]*ProbeInfo{},
+			Vars:     map[*lang.Probe]map[string]types.Type{},
+			SkbPaths: map[*stdlib.Field][]Member{},
+			Formats:  map[*lang.CallExpr][]stdlib.Verb{},
+		},
+	}
+	if opts.BTF == nil {
+		return nil, fmt.Errorf("check: no BTF given")
+	}
+	if err := opts.BTF.TypeByName("sk_buff", &c.info.SkbType); err != nil {
+		return nil, fmt.Errorf("kernel BTF has no struct sk_buff: %w", err)
+	}
+	for _, p := range s.Probes {
+		c.probe(p)
+	}
+	c.finishMaps()
+	return c.info, c.diags.Err()
+}
+
+type checker struct {
+	src   *lang.Source
+	opts  Options
+	diags *lang.Diagnostics
+	info  *Info
+
+	// per probe
+	probe_ *lang.Probe
+	ctx    *ProbeInfo
+	vars   map[string]types.Type
+	// mapReads are reads of maps, checked once all assignments are known.
+	mapReads []*lang.MapExpr
+	// memberFields are the fields made for bare sk_buff member names.
+	memberFields map[string]*stdlib.Field
+}
+
+func (c *checker) errorf(n lang.Node, hint, format string, args ...any) {
+	c.diags.Add(n.Span(), hint, format, args...)
+}
+
+func (c *checker) text(n lang.Node) string { return c.src.Slice(n.Span()) }
+
+func (c *checker) probe(p *lang.Probe) {
+	c.probe_ = p
+	c.ctx = c.probeContext(p)
+	c.info.Probes[p] = c.ctx
+	c.vars = map[string]types.Type{}
+	c.info.Vars[p] = c.vars
+	if p.Pred != nil {
+		t := c.expr(p.Pred)
+		c.wantCond(p.Pred, t, "a predicate")
+	}
+	c.block(p.Body)
+}
+
+func (c *checker) wantCond(e lang.Expr, t types.Type, what string) {
+	if t.Kind == types.Invalid || t.IsScalar() {
+		return
+	}
+	hint := ""
+	switch t.Kind {
+	case types.String:
+		hint = `compare it: dev == "eth0"`
+	case types.Addr:
+		hint = "compare it: saddr == 10.0.0.1, or saddr in 10.0.0.0/8"
+	}
+	c.errorf(e, hint, "%s must be an integer or a pointer, got %s", what, t)
+}
+
+// param returns positional parameter n, or "" when it was not given.
+func (c *checker) param(n int) (string, bool) {
+	if n >= 1 && n <= len(c.opts.Params) {
+		return c.opts.Params[n-1], true
+	}
+	return "", false
+}
+
+func (c *checker) posParam(e *lang.PosParam) types.Type {
+	if e.Count {
+		c.info.Consts[e] = Const{Int: uint64(len(c.opts.Params))}
+		return types.U64
+	}
+	v, _ := c.param(e.N)
+	if n, err := strconv.ParseInt(v, 0, 64); err == nil {
+		c.info.Consts[e] = Const{Int: uint64(n)}
+		return types.S64
+	}
+	if u, err := strconv.ParseUint(v, 0, 64); err == nil {
+		c.info.Consts[e] = Const{Int: u}
+		return types.U64
+	}
+	if v == "" {
+		// bpftrace's rule: a missing parameter is 0 (or "" where a string is wanted).
+		c.info.Consts[e] = Const{}
+		return types.S64
+	}
+	c.info.Consts[e] = Const{Str: v, IsStr: true}
+	return types.Str(max(len(v)+1, 16))
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	k := make([]string, 0, len(m))
+	for n := range m {
+		k = append(k, n)
+	}
+	sort.Strings(k)
+	return k
+}

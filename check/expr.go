@@ -1,0 +1,416 @@
+package check
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/lang/types"
+	"github.com/skbtrace/skbtrace/stdlib"
+)
+
+// expr checks an expression and records its type.
+func (c *checker) expr(e lang.Expr) types.Type {
+	t := c.expr1(e)
+	c.info.Types[e] = t
+	return t
+}
+
+func (c *checker) expr1(e lang.Expr) types.Type {
+	switch e := e.(type) {
+	case *lang.IntLit:
+		c.info.Consts[e] = Const{Int: e.Value}
+		if e.Value > math.MaxInt64 {
+			return types.U64
+		}
+		return types.S64
+	case *lang.StrLit:
+		c.info.Consts[e] = Const{Str: e.Value, IsStr: true}
+		return types.Str(len(e.Value) + 1)
+	case *lang.IPLit:
+		return types.IP
+	case *lang.CIDRLit:
+		return types.Type{Kind: types.CIDR}
+	case *lang.PosParam:
+		return c.posParam(e)
+	case *lang.Ident:
+		return c.ident(e)
+	case *lang.VarExpr:
+		t, ok := c.vars[e.Name]
+		if !ok {
+			hint := ""
+			if m := lang.Suggest(e.Name, sortedKeys(c.vars)); m != "" {
+				hint = "did you mean $" + m + "?"
+			}
+			c.errorf(e, hint, "$%s is used before it is assigned", e.Name)
+			return types.Bad
+		}
+		return t
+	case *lang.MapExpr:
+		return c.mapRead(e)
+	case *lang.CallExpr:
+		return c.call(e, false, false)
+	case *lang.FieldExpr:
+		return c.field(e)
+	case *lang.IndexExpr:
+		return c.index(e)
+	case *lang.UnaryExpr:
+		return c.unary(e)
+	case *lang.BinaryExpr:
+		return c.binary(e)
+	case *lang.CondExpr:
+		return c.cond(e)
+	case *lang.ParenExpr:
+		t := c.expr(e.X)
+		if k, ok := c.info.Consts[e.X]; ok {
+			c.info.Consts[e] = k
+		}
+		return t
+	}
+	c.errorf(e, "", "unsupported expression")
+	return types.Bad
+}
+
+func (c *checker) ident(e *lang.Ident) types.Type {
+	if e.Name == "args" {
+		if c.ctx.Params == nil {
+			c.errorf(e, c.ctx.NoArgs, "no args in this probe")
+		} else {
+			c.errorf(e, "write args.NAME", "args must be followed by .NAME")
+		}
+		return types.Bad
+	}
+	if n, ok := argIndex(e.Name); ok {
+		return c.rawArg(e, n)
+	}
+	if f := stdlib.LookupField(e.Name); f != nil {
+		return c.useField(e, f)
+	}
+	if k := stdlib.LookupConst(e.Name); k != nil {
+		c.info.Consts[e] = Const{Int: k.Value}
+		return k.Type
+	}
+	if c.ctx.Skb {
+		// Where an skb is known, a bare name may be any member of struct
+		// sk_buff, as in ipftrace2: `truesize`, `data_len`, `queue_mapping`.
+		if _, _, ok := findMember(c.info.SkbType, e.Name); ok {
+			f := c.memberFields[e.Name]
+			if f == nil {
+				f = &stdlib.Field{Name: e.Name, Doc: "skb->" + e.Name, Needs: stdlib.NeedSkb, Src: stdlib.Source{Kind: stdlib.SrcSkbPath, Path: []string{e.Name}}}
+				c.memberFields[e.Name] = f
+			}
+			return c.useField(e, f)
+		}
+		cands := append(stdlib.Names(), memberNames(c.info.SkbType)...)
+		c.errorf(e, didYouMean(e.Name, cands), "unknown field %q of struct sk_buff", e.Name)
+		return types.Bad
+	}
+	c.errorf(e, didYouMean(e.Name, stdlib.Names()), "unknown name %q", e.Name)
+	return types.Bad
+}
+
+func didYouMean(name string, cands []string) string {
+	if m := lang.Suggest(name, cands); m != "" {
+		return "did you mean " + m + "?"
+	}
+	return ""
+}
+
+// argIndex parses arg0..argN.
+func argIndex(name string) (int, bool) {
+	if !strings.HasPrefix(name, "arg") || len(name) < 4 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(name[3:])
+	return n, err == nil && n >= 0 && n < 12
+}
+
+func (c *checker) rawArg(e *lang.Ident, n int) types.Type {
+	if c.ctx.Params != nil {
+		for i, p := range c.ctx.Params {
+			if p.Index == n {
+				c.info.ArgRefs[e] = i
+				return p.Type
+			}
+		}
+		c.errorf(e, "", "%s: this function has %d arguments", e.Name, len(c.ctx.Params))
+		return types.Bad
+	}
+	if !c.ctx.Func {
+		c.errorf(e, c.ctx.NoArgs, "no %s in this probe", e.Name)
+		return types.Bad
+	}
+	if n > 5 {
+		c.errorf(e, "", "%s: only arg0..arg5 are readable from registers", e.Name)
+		return types.Bad
+	}
+	c.info.ArgRefs[e] = -1 - n
+	return types.U64
+}
+
+// useField checks that the probe provides what a builtin needs.
+func (c *checker) useField(e *lang.Ident, f *stdlib.Field) types.Type {
+	const where = "skb fields are known in skb:, in kprobe/fentry on a function taking a struct sk_buff *, and in tracepoints that carry one"
+	switch {
+	case f.Needs&stdlib.NeedSkb != 0 && !c.ctx.Skb:
+		c.errorf(e, where, "%s needs an skb, and this probe has none", e.Name)
+		return types.Bad
+	case f.Needs&stdlib.NeedRetval != 0 && c.ctx.Retval.Kind == types.Invalid:
+		c.errorf(e, "retval is known in kretprobe and fexit probes", "no return value in this probe")
+		return types.Bad
+	case f.Needs&stdlib.NeedReason != 0 && !c.ctx.Reason:
+		c.errorf(e, "use it on tracepoint:skb:kfree_skb, or on a function with an enum skb_drop_reason argument", "no drop reason in this probe")
+		return types.Bad
+	case f.Needs&stdlib.NeedFunc != 0 && !c.ctx.Func:
+		c.errorf(e, "func is the traced function in skb:, kprobe and fentry probes", "no traced function in this probe")
+		return types.Bad
+	}
+	c.info.Fields[e] = f
+	t := f.Type
+	switch f.Name {
+	case "skb":
+		t.BTF = c.info.SkbType
+	case "retval":
+		t = c.ctx.Retval
+	case "reason":
+		var en *btf.Enum
+		if err := c.opts.BTF.TypeByName("skb_drop_reason", &en); err == nil {
+			t.BTF = en
+		}
+	}
+	if f.Src.Kind == stdlib.SrcSkbPath && len(f.Src.Path) > 0 {
+		path, ok := c.skbPath(e, f)
+		if !ok {
+			return types.Bad
+		}
+		if f.Type.Kind == types.Invalid || f.Type.Kind == 0 {
+			// A bare sk_buff member takes its type from BTF.
+			t = path[len(path)-1].Type
+		}
+	}
+	return t
+}
+
+// skbPath resolves a stdlib field's member chain against this kernel's BTF.
+func (c *checker) skbPath(e lang.Node, f *stdlib.Field) ([]Member, bool) {
+	if p, ok := c.info.SkbPaths[f]; ok {
+		return p, true
+	}
+	var cur btf.Type = c.info.SkbType
+	var path []Member
+	deref := true
+	for _, name := range f.Src.Path {
+		m, ok := c.resolveMember(cur, name, deref)
+		if !ok {
+			c.errorf(e, "this kernel's "+types.CName(cur)+" has no member "+name, "%s is not available on this kernel", f.Name)
+			return nil, false
+		}
+		path = append(path, m)
+		switch m.Type.Kind {
+		case types.Ptr:
+			cur, deref = m.Type.BTF, true
+		case types.Struct:
+			cur, deref = m.Type.BTF, false
+		}
+	}
+	c.info.SkbPaths[f] = path
+	return path, true
+}
+
+func (c *checker) field(e *lang.FieldExpr) types.Type {
+	if id, ok := e.X.(*lang.Ident); ok && id.Name == "args" {
+		c.info.Types[id] = types.Type{Kind: types.Args}
+		if c.ctx.Params == nil {
+			c.errorf(id, c.ctx.NoArgs, "no args in this probe")
+			return types.Bad
+		}
+		if e.Arrow {
+			c.errorf(e, "write args."+e.Name, "args is not a pointer; use .")
+		}
+		var names []string
+		for i, p := range c.ctx.Params {
+			if p.Name == e.Name {
+				c.info.ArgRefs[e] = i
+				return p.Type
+			}
+			names = append(names, p.Name)
+		}
+		hint := "the arguments are " + strings.Join(names, ", ")
+		if m := lang.Suggest(e.Name, names); m != "" {
+			hint = "did you mean args." + m + "?"
+		}
+		c.errorf(e, hint, "no argument %q in this probe", e.Name)
+		return types.Bad
+	}
+	x := c.expr(e.X)
+	var structType btf.Type
+	switch x.Kind {
+	case types.Invalid:
+		return types.Bad
+	case types.Ptr:
+		structType = x.BTF
+		if !e.Arrow {
+			c.errorf(e, "write "+c.text(e.X)+"->"+e.Name, "%s is a pointer; use ->", c.text(e.X))
+		}
+	case types.Struct:
+		structType = x.BTF
+		if e.Arrow {
+			c.errorf(e, "write "+c.text(e.X)+"."+e.Name, "%s is a struct, not a pointer; use .", c.text(e.X))
+		}
+	default:
+		c.errorf(e, "", "%s is %s, which has no fields", c.text(e.X), x)
+		return types.Bad
+	}
+	switch btf.UnderlyingType(structType).(type) {
+	case *btf.Struct, *btf.Union:
+	default:
+		c.errorf(e, "", "%s points to %s, which has no fields", c.text(e.X), types.CName(structType))
+		return types.Bad
+	}
+	m, ok := c.resolveMember(structType, e.Name, x.Kind == types.Ptr)
+	if !ok {
+		c.errorf(lang.Node(nameNode{e.NameSpan}), didYouMean(e.Name, memberNames(structType)), "unknown field %q of %s", e.Name, types.CName(btf.UnderlyingType(structType)))
+		return types.Bad
+	}
+	if m.Type.Kind == types.Invalid {
+		c.errorf(e, "", "field %s has type %s, which a script cannot read", e.Name, types.CName(m.BTF))
+		return types.Bad
+	}
+	c.info.Members[e] = m
+	return m.Type
+}
+
+// nameNode is a node made of a span, for errors about a name inside a node.
+type nameNode struct{ sp lang.Span }
+
+func (n nameNode) Span() lang.Span { return n.sp }
+
+func (c *checker) index(e *lang.IndexExpr) types.Type {
+	x := c.expr(e.X)
+	i := c.expr(e.Index)
+	if i.Kind != types.Invalid && !i.IsInt() {
+		c.errorf(e.Index, "", "an index must be an integer, got %s", i)
+	}
+	switch x.Kind {
+	case types.Invalid:
+		return types.Bad
+	case types.String:
+		return types.U8
+	case types.Array:
+		t, _ := c.fromBTF(x.BTF.(*btf.Array).Type)
+		return t
+	case types.Ptr:
+		t, ok := c.fromBTF(x.BTF)
+		if !ok {
+			c.errorf(e, "", "cannot index %s", x)
+			return types.Bad
+		}
+		return t
+	}
+	c.errorf(e, "", "cannot index %s", x)
+	return types.Bad
+}
+
+func (c *checker) unary(e *lang.UnaryExpr) types.Type {
+	x := c.expr(e.X)
+	if x.Kind == types.Invalid {
+		return types.Bad
+	}
+	switch e.Op {
+	case "!":
+		c.wantCond(e.X, x, "the operand of !")
+		return types.Bool
+	case "*":
+		if x.Kind != types.Ptr {
+			c.errorf(e, "", "cannot dereference %s", x)
+			return types.Bad
+		}
+		t, ok := c.fromBTF(x.BTF)
+		if !ok || !t.IsScalar() {
+			c.errorf(e, "use -> to read a member", "cannot dereference %s", x)
+			return types.Bad
+		}
+		return t
+	}
+	if !x.IsInt() {
+		c.errorf(e, "", "operator %s needs an integer, got %s", e.Op, x)
+		return types.Bad
+	}
+	if e.Op == "-" {
+		return types.S64
+	}
+	return types.Type{Kind: types.Int, Size: 8, Signed: x.Signed}
+}
+
+func (c *checker) cond(e *lang.CondExpr) types.Type {
+	c.wantCond(e.Cond, c.expr(e.Cond), "a condition")
+	a, b := c.expr(e.Then), c.expr(e.Else)
+	if a.Kind == types.Invalid || b.Kind == types.Invalid {
+		return types.Bad
+	}
+	switch {
+	case a.IsInt() && b.IsInt():
+		return types.Type{Kind: types.Int, Size: 8, Signed: a.Signed && b.Signed, Fmt: sameFmt(a, b)}
+	case a.Kind == types.String && b.Kind == types.String:
+		return types.Str(max(a.Size, b.Size))
+	case a.Kind == b.Kind && a.Kind == types.Addr:
+		return a
+	}
+	c.errorf(e, "", "the branches of ?: have different types: %s and %s", a, b)
+	return types.Bad
+}
+
+func sameFmt(a, b types.Type) types.Fmt {
+	if a.Fmt == b.Fmt {
+		return a.Fmt
+	}
+	return types.FmtDec
+}
+
+// constInt evaluates a constant integer expression.
+func (c *checker) constInt(e lang.Expr) (int64, bool) {
+	switch e := e.(type) {
+	case *lang.ParenExpr:
+		return c.constInt(e.X)
+	case *lang.UnaryExpr:
+		v, ok := c.constInt(e.X)
+		switch e.Op {
+		case "-":
+			return -v, ok
+		case "+":
+			return v, ok
+		case "~":
+			return ^v, ok
+		}
+		return 0, false
+	case *lang.BinaryExpr:
+		a, ok1 := c.constInt(e.X)
+		b, ok2 := c.constInt(e.Y)
+		if !ok1 || !ok2 {
+			return 0, false
+		}
+		switch e.Op {
+		case "+":
+			return a + b, true
+		case "-":
+			return a - b, true
+		case "*":
+			return a * b, true
+		case "/":
+			if b != 0 {
+				return a / b, true
+			}
+		case "<<":
+			return a << uint(b&63), true
+		}
+		return 0, false
+	}
+	k, ok := c.info.Consts[e]
+	if !ok || k.IsStr {
+		return 0, false
+	}
+	return int64(k.Int), true
+}

@@ -1,0 +1,48 @@
+package check_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/skbtrace/skbtrace/check"
+	"github.com/skbtrace/skbtrace/lang"
+)
+
+// FuzzParseCheck feeds arbitrary scripts to the parser and the checker: they
+// must return diagnostics, never panic, and every diagnostic must point
+// inside the script.
+func FuzzParseCheck(f *testing.F) {
+	spec := kernelBTF(f)
+	for _, dir := range []string{"../lang/testdata/parse", "testdata/bad", "testdata/good"} {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.st"))
+		for _, file := range files {
+			b, err := os.ReadFile(file)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(string(b))
+		}
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		src := &lang.Source{Name: "fuzz.st", Text: text}
+		script, err := lang.Parse(src)
+		if err == nil {
+			_, err = check.Check(script, check.Options{BTF: spec, Params: []string{"1", "eth0"}})
+		}
+		if err == nil {
+			return
+		}
+		var d *lang.Diagnostics
+		if !errors.As(err, &d) {
+			t.Fatalf("error is not a diagnostic: %v", err)
+		}
+		for _, it := range d.Items {
+			if it.Span.Start.Offset < 0 || it.Span.Start.Offset > len(text) || it.Msg == "" {
+				t.Fatalf("bad diagnostic %+v for %q", it, text)
+			}
+		}
+		_ = d.Error()
+	})
+}

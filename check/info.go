@@ -1,0 +1,109 @@
+// Package check resolves and type-checks a parsed script against the builtins
+// of stdlib and the running kernel's BTF. It never changes the tree: what it
+// learns is recorded in an Info beside it, as go/types does.
+package check
+
+import (
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/lang/types"
+	"github.com/skbtrace/skbtrace/stdlib"
+)
+
+// Info is what the checker learned about a script.
+type Info struct {
+	// Types holds the type of every expression.
+	Types map[lang.Expr]types.Type
+	// Fields maps identifiers that name builtin fields or context values.
+	Fields map[*lang.Ident]*stdlib.Field
+	// Consts holds the value of every constant expression: literals, named
+	// constants, positional parameters, enum names compared as strings.
+	Consts map[lang.Expr]Const
+	// Calls maps each call to its builtin.
+	Calls map[*lang.CallExpr]*stdlib.Func
+	// Members records the BTF member each `.`/`->` resolves to.
+	Members map[*lang.FieldExpr]Member
+	// ArgRefs maps `args.NAME` and `argN` to the probe parameter they read.
+	ArgRefs map[lang.Expr]int
+	// Maps describes each map by name.
+	Maps map[string]*MapInfo
+	// MapOrder lists the map names in the order they first appear.
+	MapOrder []string
+	// Probes describes each probe's context.
+	Probes map[*lang.Probe]*ProbeInfo
+	// Vars holds each probe's scratch variables and their types.
+	Vars map[*lang.Probe]map[string]types.Type
+	// SkbPaths resolves the member chains of the stdlib fields used.
+	SkbPaths map[*stdlib.Field][]Member
+	// Formats holds each printf's parsed format.
+	Formats map[*lang.CallExpr][]stdlib.Verb
+	// SkbType is struct sk_buff from the kernel's BTF.
+	SkbType *btf.Struct
+}
+
+// Const is a constant value: an integer or a string.
+type Const struct {
+	Int   uint64
+	Str   string
+	IsStr bool
+}
+
+// Member is one resolved member access.
+type Member struct {
+	Name string
+	// Offset is in bits from the start of the containing struct.
+	Offset uint32
+	// BitfieldSize is non-zero for a bitfield.
+	BitfieldSize uint32
+	// Deref is set when the access goes through a pointer (->).
+	Deref bool
+	Type  types.Type
+	BTF   btf.Type
+}
+
+// MapInfo is a map's key and value types, agreed across all probes.
+type MapInfo struct {
+	Name  string
+	Keys  []types.Type
+	Value types.Type
+	// First is where the map was first assigned.
+	First lang.Span
+	// Assigned is false for a map that is only read.
+	Assigned bool
+}
+
+// ProbeInfo is the context a probe's statements run in: what every one of
+// its probe specs provides.
+type ProbeInfo struct {
+	Specs []*SpecInfo
+	Skb   bool
+	// Reason is set where a drop reason is known.
+	Reason bool
+	Func   bool
+	// Retval is the return type on return probes, Invalid elsewhere.
+	Retval types.Type
+	// Params are the typed arguments common to all specs; nil when the probe
+	// has none (BEGIN, skb:GLOB...). NoArgs says why.
+	Params []Param
+	NoArgs string
+}
+
+// SpecInfo is what one probe spec attaches to.
+type SpecInfo struct {
+	Spec *lang.ProbeSpec
+	// Proto is the function's or tracepoint's prototype (for tracepoints, the
+	// tp_btf prototype, whose first parameter is the context and is skipped).
+	Proto       *btf.FuncProto
+	Params      []Param
+	SkbParam    int // index in Params of the struct sk_buff *, or -1
+	ReasonParam int // index in Params of the enum skb_drop_reason, or -1
+}
+
+// Param is a typed probe argument.
+type Param struct {
+	Name  string
+	Index int // position among the function's arguments
+	Type  types.Type
+	BTF   btf.Type
+}

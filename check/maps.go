@@ -1,0 +1,105 @@
+package check
+
+import (
+	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/lang/types"
+)
+
+func mapName(name string) string { return "@" + name }
+
+// mapAssign records a map's key and value types, or reports where they
+// disagree with an earlier assignment.
+func (c *checker) mapAssign(m *lang.MapExpr, keys []types.Type, v types.Type) {
+	mi := c.info.Maps[m.Name]
+	if mi == nil || !mi.Assigned {
+		if mi == nil {
+			c.info.MapOrder = append(c.info.MapOrder, m.Name)
+		}
+		c.info.Maps[m.Name] = &MapInfo{Name: m.Name, Keys: keys, Value: v, First: m.Span(), Assigned: true}
+		return
+	}
+	at := mi.First.Start.String()
+	if len(keys) != len(mi.Keys) {
+		c.errorf(m, "", "%s has %d keys here but %d at %s", mapName(m.Name), len(keys), len(mi.Keys), at)
+		return
+	}
+	for i, k := range keys {
+		if k.Kind == types.Invalid || mi.Keys[i].Kind == types.Invalid {
+			continue
+		}
+		if !sameKind(k, mi.Keys[i]) {
+			c.errorf(m.Keys[i], "", "key %d of %s is %s here but %s at %s", i+1, mapName(m.Name), k, mi.Keys[i], at)
+			continue
+		}
+		mi.Keys[i] = widen(mi.Keys[i], k)
+	}
+	if !sameKind(v, mi.Value) {
+		c.errorf(m, "", "%s holds %s here but %s at %s", mapName(m.Name), v, mi.Value, at)
+		return
+	}
+	mi.Value = widen(mi.Value, v)
+}
+
+// mapRead types a read of a map element. The map may be assigned later in
+// the script, so reads are verified in finishMaps.
+func (c *checker) mapRead(m *lang.MapExpr) types.Type {
+	for _, k := range m.Keys {
+		c.expr(k)
+	}
+	c.mapReads = append(c.mapReads, m)
+	if mi := c.info.Maps[m.Name]; mi != nil && mi.Assigned {
+		return readType(mi.Value)
+	}
+	return types.U64
+}
+
+// readType is what reading a map element yields: the value, or for the
+// aggregations that are one number, that number.
+func readType(v types.Type) types.Type {
+	if v.Kind != types.Agg {
+		return v
+	}
+	switch v.Agg {
+	case types.AggCount, types.AggSum, types.AggMin, types.AggMax:
+		return types.S64
+	}
+	return types.Bad
+}
+
+// mapRef records a map named whole (print(@m), clear(@m)) or an element
+// passed to delete.
+func (c *checker) mapRef(m *lang.MapExpr) {
+	c.mapReads = append(c.mapReads, m)
+}
+
+func (c *checker) finishMaps() {
+	for _, m := range c.mapReads {
+		mi := c.info.Maps[m.Name]
+		if mi == nil || !mi.Assigned {
+			var names []string
+			for n, x := range c.info.Maps {
+				if x.Assigned {
+					names = append(names, "@"+n)
+				}
+			}
+			c.errorf(m, didYouMean("@"+m.Name, names), "map %s is never assigned", mapName(m.Name))
+			continue
+		}
+		t := c.info.Types[m]
+		if t.Kind == types.MapRef {
+			if len(m.Keys) > 0 && len(m.Keys) != len(mi.Keys) {
+				c.errorf(m, "", "%s has %d keys, not %d", mapName(m.Name), len(mi.Keys), len(m.Keys))
+			}
+			continue
+		}
+		if len(m.Keys) != len(mi.Keys) {
+			c.errorf(m, "", "%s has %d keys, not %d", mapName(m.Name), len(mi.Keys), len(m.Keys))
+			continue
+		}
+		if rt := readType(mi.Value); rt.Kind == types.Invalid {
+			c.errorf(m, "print it with print("+mapName(m.Name)+")", "cannot read a %s map in an expression", mi.Value)
+		} else if t.Kind != types.Invalid && !sameKind(t, rt) {
+			c.errorf(m, "", "%s holds %s; it is read here as %s", mapName(m.Name), rt, t)
+		}
+	}
+}

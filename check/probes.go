@@ -1,0 +1,205 @@
+package check
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/lang/types"
+)
+
+// probeContext works out what each spec of a probe provides and intersects
+// them: a field is usable in a probe only if every one of its specs has it.
+func (c *checker) probeContext(p *lang.Probe) *ProbeInfo {
+	pi := &ProbeInfo{Skb: true, Reason: true, Func: true, Retval: types.Bad}
+	for i, s := range p.Specs {
+		si := c.spec(s)
+		pi.Specs = append(pi.Specs, si)
+		skb, reason, fn, retval, noArgs := c.provides(si)
+		pi.Skb = pi.Skb && skb
+		pi.Reason = pi.Reason && reason
+		pi.Func = pi.Func && fn
+		if i == 0 {
+			pi.Retval = retval
+			pi.Params, pi.NoArgs = si.Params, noArgs
+			continue
+		}
+		if retval.Kind != pi.Retval.Kind || retval.Size != pi.Retval.Size {
+			pi.Retval = types.Bad
+		}
+		pi.Params = commonParams(pi.Params, si.Params)
+		if pi.Params == nil && pi.NoArgs == "" {
+			pi.NoArgs = "the probes of this list have different arguments"
+		}
+	}
+	return pi
+}
+
+func commonParams(a, b []Param) []Param {
+	var out []Param
+	for _, x := range a {
+		for _, y := range b {
+			if x.Name == y.Name && x.Index == y.Index && x.Type.String() == y.Type.String() {
+				out = append(out, x)
+			}
+		}
+	}
+	return out
+}
+
+func (c *checker) provides(si *SpecInfo) (skb, reason, fn bool, retval types.Type, noArgs string) {
+	retval = types.Bad
+	switch si.Spec.Kind {
+	case lang.ProbeSkb:
+		return true, true, true, retval, "skb:" + si.Spec.Target + " matches many functions with different arguments; use kprobe:FN or fentry:FN for args"
+	case lang.ProbeKprobe, lang.ProbeFentry:
+		return si.SkbParam >= 0, si.ReasonParam >= 0, true, retval, ""
+	case lang.ProbeFexit:
+		return si.SkbParam >= 0, si.ReasonParam >= 0, true, c.retType(si), ""
+	case lang.ProbeKretprobe:
+		return false, false, true, c.retType(si), "a kretprobe does not see the arguments; use fexit:" + si.Spec.Target
+	case lang.ProbeTracepoint:
+		return si.SkbParam >= 0, si.ReasonParam >= 0, false, retval, ""
+	case lang.ProbeBegin, lang.ProbeEnd:
+		return false, false, false, retval, string(si.Spec.Kind) + " has no arguments"
+	case lang.ProbeInterval:
+		return false, false, false, retval, "interval probes have no arguments"
+	}
+	return false, false, false, retval, "unknown probe"
+}
+
+func (c *checker) retType(si *SpecInfo) types.Type {
+	if si.Proto == nil {
+		return types.S64
+	}
+	t, ok := c.fromBTF(si.Proto.Return)
+	if !ok || !t.IsScalar() {
+		return types.S64
+	}
+	return t
+}
+
+func (c *checker) spec(s *lang.ProbeSpec) *SpecInfo {
+	si := &SpecInfo{Spec: s, SkbParam: -1, ReasonParam: -1}
+	switch s.Kind {
+	case lang.ProbeKprobe, lang.ProbeKretprobe, lang.ProbeFentry, lang.ProbeFexit:
+		var fn *btf.Func
+		err := c.opts.BTF.TypeByName(s.Target, &fn)
+		if err != nil {
+			hint := ""
+			if errors.Is(err, btf.ErrNotFound) {
+				if m := c.suggestBTF(s.Target, "func"); m != "" {
+					hint = "did you mean " + m + "?"
+				}
+			}
+			c.errorf(s, hint, "unknown kernel function %q", s.Target)
+			return si
+		}
+		proto, _ := fn.Type.(*btf.FuncProto)
+		c.setProto(si, proto, 0)
+	case lang.ProbeTracepoint:
+		if s.Name == "" {
+			return si
+		}
+		var td *btf.Typedef
+		if err := c.opts.BTF.TypeByName("btf_trace_"+s.Name, &td); err != nil {
+			hint := ""
+			if m := c.suggestBTF(s.Name, "tracepoint"); m != "" {
+				hint = "did you mean " + m + "?"
+			}
+			c.errorf(s, hint, "unknown tracepoint %s:%s", s.Category, s.Name)
+			return si
+		}
+		if c.opts.TracepointExists != nil && !c.opts.TracepointExists(s.Category, s.Name) {
+			c.errorf(s, "", "no tracepoint %s in category %q", s.Name, s.Category)
+			return si
+		}
+		ptr, _ := btf.UnderlyingType(td.Type).(*btf.Pointer)
+		if ptr != nil {
+			proto, _ := ptr.Target.(*btf.FuncProto)
+			c.setProto(si, c.namedTracepointProto(s.Name, proto), 1)
+		}
+	}
+	return si
+}
+
+// setProto records a prototype's parameters, skipping the first `skip`
+// (the tracepoint context).
+func (c *checker) setProto(si *SpecInfo, proto *btf.FuncProto, skip int) {
+	if proto == nil {
+		return
+	}
+	si.Proto = proto
+	for i, p := range proto.Params {
+		if i < skip {
+			continue
+		}
+		t, _ := c.fromBTF(p.Type)
+		name := p.Name
+		if name == "" {
+			name = fmt.Sprintf("arg%d", i-skip)
+		}
+		si.Params = append(si.Params, Param{Name: name, Index: i - skip, Type: t, BTF: p.Type})
+		if isSkbPtr(p.Type) && si.SkbParam < 0 {
+			si.SkbParam = len(si.Params) - 1
+		}
+		if e, ok := btf.UnderlyingType(p.Type).(*btf.Enum); ok && e.Name == "skb_drop_reason" {
+			si.ReasonParam = len(si.Params) - 1
+		}
+	}
+}
+
+func isSkbPtr(t btf.Type) bool {
+	p, ok := btf.UnderlyingType(t).(*btf.Pointer)
+	if !ok {
+		return false
+	}
+	s, ok := btf.UnderlyingType(p.Target).(*btf.Struct)
+	return ok && s.Name == "sk_buff"
+}
+
+// suggestBTF finds the closest function or tracepoint name.
+func (c *checker) suggestBTF(name, what string) string {
+	idx := indexOf(c.opts.BTF)
+	if what == "func" {
+		return lang.Suggest(name, idx.funcs)
+	}
+	return lang.Suggest(name, idx.tracepoints)
+}
+
+// namedTracepointProto finds the parameter names of a tracepoint. The
+// btf_trace_NAME prototype has none; the kernel's __bpf_trace_CLASS function
+// has them, and CLASS is the event's name or the event class it belongs to,
+// found by matching parameter types.
+func (c *checker) namedTracepointProto(name string, proto *btf.FuncProto) *btf.FuncProto {
+	if proto == nil {
+		return nil
+	}
+	var fn *btf.Func
+	if err := c.opts.BTF.TypeByName("__bpf_trace_"+name, &fn); err == nil {
+		if p, ok := fn.Type.(*btf.FuncProto); ok && sameParamTypes(p, proto) {
+			return p
+		}
+	}
+	for _, p := range indexOf(c.opts.BTF).classProtos {
+		if sameParamTypes(p, proto) {
+			return p
+		}
+	}
+	return proto
+}
+
+func sameParamTypes(a, b *btf.FuncProto) bool {
+	if len(a.Params) != len(b.Params) {
+		return false
+	}
+	for i := 1; i < len(a.Params); i++ {
+		if a.Params[i].Type != b.Params[i].Type {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,150 @@
+package check
+
+import (
+	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/lang/types"
+)
+
+func (c *checker) block(b *lang.Block) {
+	for _, s := range b.Stmts {
+		c.stmt(s)
+	}
+}
+
+func (c *checker) stmt(s lang.Stmt) {
+	switch s := s.(type) {
+	case *lang.Block:
+		c.block(s)
+	case *lang.IfStmt:
+		c.wantCond(s.Cond, c.expr(s.Cond), "an if condition")
+		c.block(s.Then)
+		if s.Else != nil {
+			c.stmt(s.Else)
+		}
+	case *lang.ExprStmt:
+		call, ok := s.X.(*lang.CallExpr)
+		if !ok {
+			c.expr(s.X)
+			hint := "did you mean print(" + c.text(s.X) + ")?"
+			if _, isMap := s.X.(*lang.MapExpr); isMap {
+				hint = "assign to it: " + c.text(s.X) + " = count()"
+			}
+			c.errorf(s.X, hint, "this expression does nothing")
+			return
+		}
+		t := c.call(call, true, false)
+		if f := c.info.Calls[call]; f != nil && !f.Stmt && f.Agg == 0 && t.Kind != types.Invalid {
+			c.errorf(call, "use it in print(), printf() or a map", "the value of %s() is not used", call.Name)
+		}
+		c.info.Types[call] = t
+	case *lang.AssignStmt:
+		c.assign(s)
+	}
+}
+
+func (c *checker) assign(s *lang.AssignStmt) {
+	value := func() types.Type {
+		if call, ok := s.Value.(*lang.CallExpr); ok {
+			_, isMap := s.Target.(*lang.MapExpr)
+			t := c.call(call, false, isMap && s.Op == "=")
+			c.info.Types[call] = t
+			return t
+		}
+		return c.expr(s.Value)
+	}
+	switch t := s.Target.(type) {
+	case *lang.VarExpr:
+		v := value()
+		if v.Kind == types.Invalid {
+			return
+		}
+		if !storable(v) {
+			c.errorf(s.Value, "", "a variable cannot hold %s", v)
+			return
+		}
+		old, exists := c.vars[t.Name]
+		if s.Op != "=" {
+			if !exists {
+				c.errorf(t, "assign it first: $"+t.Name+" = 0", "$%s is used before it is assigned", t.Name)
+				return
+			}
+			if !old.IsInt() || !v.IsInt() {
+				c.errorf(s, "", "%s needs integers, got %s and %s", s.Op, old, v)
+			}
+			c.info.Types[t] = old
+			return
+		}
+		if exists && !sameKind(old, v) {
+			c.errorf(s.Value, "", "$%s holds %s; it cannot also hold %s", t.Name, old, v)
+			return
+		}
+		if exists {
+			v = widen(old, v)
+		} else if v.IsInt() {
+			v = types.Type{Kind: types.Int, Size: 8, Signed: v.Signed, Fmt: v.Fmt, BTF: v.BTF}
+		}
+		c.vars[t.Name] = v
+		c.info.Types[t] = v
+	case *lang.MapExpr:
+		keys := make([]types.Type, len(t.Keys))
+		for i, k := range t.Keys {
+			keys[i] = c.expr(k)
+			if keys[i].Kind != types.Invalid && !keyable(keys[i]) {
+				c.errorf(k, "", "a map key cannot be %s", keys[i])
+				keys[i] = types.Bad
+			}
+		}
+		v := value()
+		if v.Kind == types.Invalid {
+			return
+		}
+		if s.Op != "=" && !v.IsInt() {
+			c.errorf(s.Value, "", "%s needs an integer, got %s", s.Op, v)
+			return
+		}
+		if v.Kind != types.Agg && !storable(v) {
+			c.errorf(s.Value, "", "a map cannot hold %s", v)
+			return
+		}
+		if v.IsInt() {
+			v = types.Type{Kind: types.Int, Size: 8, Signed: v.Signed, Fmt: v.Fmt, BTF: v.BTF}
+		}
+		c.mapAssign(t, keys, v)
+		c.info.Types[t] = v
+	}
+}
+
+// storable reports whether a variable or map value can hold t.
+func storable(t types.Type) bool {
+	switch t.Kind {
+	case types.Int, types.String, types.Addr, types.Ptr, types.Stack:
+		return true
+	}
+	return false
+}
+
+func keyable(t types.Type) bool { return storable(t) }
+
+func sameKind(a, b types.Type) bool {
+	if a.Kind != b.Kind {
+		return false
+	}
+	if a.Kind == types.Agg {
+		return a.Agg == b.Agg
+	}
+	return true
+}
+
+// widen returns the type that holds both a and b (same kind).
+func widen(a, b types.Type) types.Type {
+	switch a.Kind {
+	case types.Int:
+		r := a
+		r.Size = max(a.Size, b.Size)
+		r.Signed = a.Signed && b.Signed
+		return r
+	case types.String:
+		return types.Str(max(a.Size, b.Size))
+	}
+	return a
+}

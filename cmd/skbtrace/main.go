@@ -1,0 +1,115 @@
+// Command skbtrace traces Linux packets with a bpftrace-like language.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/skbtrace/skbtrace/lang"
+)
+
+// version is set by the Makefile with -ldflags.
+var version = "dev"
+
+type options struct {
+	program  string
+	list     string
+	listSet  bool
+	verbose  bool
+	dump     bool
+	format   string
+	output   string
+	command  string
+	duration string
+	backend  string
+	btfFile  string
+	tools    bool
+	version  bool
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is main without the exit, so that tests can drive the CLI.
+func run(argv []string, stdout, stderr io.Writer) int {
+	var o options
+	fs := pflag.NewFlagSet("skbtrace", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVarP(&o.program, "expr", "e", "", "trace this `PROGRAM`")
+	fs.StringVarP(&o.list, "list", "l", "", "list probes matching `PATTERN`")
+	fs.Lookup("list").NoOptDefVal = "*"
+	fs.BoolVarP(&o.verbose, "verbose", "v", false, "verbose: prototypes with -l, timings, raw kernel errors")
+	fs.BoolVarP(&o.dump, "dump", "d", false, "print the syntax tree and the generated code, then exit")
+	fs.StringVarP(&o.format, "format", "f", "text", "output format: text or json")
+	fs.StringVarP(&o.output, "output", "o", "", "write output to `FILE`")
+	fs.StringVarP(&o.command, "command", "c", "", "run `CMD` and trace until it exits")
+	fs.StringVar(&o.duration, "duration", "", "trace for `D` (e.g. 10s, 500ms), then exit")
+	fs.StringVar(&o.backend, "backend", "auto", "auto, kprobe-multi, kprobe, fentry or tracepoint")
+	fs.StringVar(&o.btfFile, "btf", "", "kernel BTF `FILE` for kernels without /sys/kernel/btf/vmlinux")
+	fs.BoolVar(&o.tools, "tools", false, "list the bundled tools")
+	fs.BoolVar(&o.version, "version", false, "print the version")
+	fs.Usage = func() { usage(stderr, fs) }
+	fs.SetInterspersed(false)
+	if err := fs.Parse(argv); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return 0
+		}
+		return 1
+	}
+	o.listSet = fs.Changed("list")
+	if o.version {
+		fmt.Fprintf(stdout, "skbtrace %s\n", version)
+		return 0
+	}
+	if o.format != "text" && o.format != "json" {
+		fmt.Fprintf(stderr, "skbtrace: -f takes text or json, not %q\n", o.format)
+		return 1
+	}
+	src, params, err := scriptSource(o, fs.Args())
+	if err != nil {
+		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
+		return 1
+	}
+	if src == nil {
+		usage(stderr, fs)
+		return 1
+	}
+	return compileAndRun(o, src, params, stdout, stderr)
+}
+
+func usage(w io.Writer, fs *pflag.FlagSet) {
+	fmt.Fprintf(w, `usage:
+  skbtrace -e 'PROGRAM' [ARGS...]    trace with a one-line program
+  skbtrace SCRIPT.st [ARGS...]       trace with a script file
+  skbtrace TOOL [ARGS...]            run a bundled tool (see --tools)
+  skbtrace -l [PATTERN]              list probes
+
+example:
+  skbtrace -e 'skb:* /mark == 0xdeadbeef/ { print(len, dev) }'
+
+flags:
+%s`, fs.FlagUsages())
+}
+
+// scriptSource finds the program: -e, a file, or a bundled tool. The
+// remaining arguments are the positional parameters.
+func scriptSource(o options, args []string) (*lang.Source, []string, error) {
+	if o.program != "" {
+		return &lang.Source{Name: "cmdline", Text: o.program}, args, nil
+	}
+	if len(args) == 0 {
+		return nil, nil, nil
+	}
+	name := args[0]
+	if text, err := os.ReadFile(name); err == nil {
+		return &lang.Source{Name: name, Text: string(text)}, args[1:], nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, nil, err
+	}
+	return nil, nil, fmt.Errorf("no script file or bundled tool named %q (see --tools)", name)
+}

@@ -1,0 +1,168 @@
+// Package types describes the values of skbtrace scripts: integers of a width
+// and signedness, strings, addresses, BTF pointers and structs, stacks, and map
+// aggregations. It is a leaf package shared by stdlib, check and codegen.
+package types
+
+import (
+	"fmt"
+
+	"github.com/cilium/ebpf/btf"
+)
+
+// Kind is the broad class of a value.
+type Kind uint8
+
+// The kinds of values.
+const (
+	Invalid Kind = iota
+	Void         // a call made for its effect
+	Int          // an integer: Size 1, 2, 4 or 8 bytes, Signed
+	String       // a NUL-padded string of Size bytes
+	Addr         // an IPv4 or IPv6 address
+	CIDR         // an address prefix literal, only on the right of `in`
+	Ptr          // a kernel pointer; BTF is the pointee
+	Struct       // a struct or union reached by `.`/`->`; BTF is the type
+	Array        // a BTF array; BTF is the *btf.Array
+	Stack        // a kernel stack (kstack)
+	Agg          // an aggregation (count(), hist()...) assigned to a map
+	Args         // the probe's `args`, only before `.NAME`
+	MapRef       // a whole map, as an argument of print/clear
+)
+
+// Fmt says how an integer is printed.
+type Fmt uint8
+
+// Integer formats.
+const (
+	FmtDec      Fmt = iota
+	FmtHex          // 0x1f
+	FmtBool         // true/false
+	FmtEtherType    // ipv4, ipv6, arp...
+	FmtIPProto      // tcp, udp, icmp...
+	FmtTCPFlags     // SYN|ACK
+	FmtPktType      // host, broadcast...
+	FmtEnum         // a BTF enumerator's name
+	FmtKsym         // a kernel symbol name from an address
+	FmtErrno        // a negative errno as its name, else decimal
+)
+
+// AggKind is the aggregation a map holds.
+type AggKind uint8
+
+// Aggregations.
+const (
+	AggNone AggKind = iota
+	AggCount
+	AggSum
+	AggAvg
+	AggMin
+	AggMax
+	AggStats
+	AggHist
+	AggLhist
+)
+
+var aggNames = [...]string{"", "count", "sum", "avg", "min", "max", "stats", "hist", "lhist"}
+
+// String is the aggregation function's name.
+func (a AggKind) String() string { return aggNames[a] }
+
+// Type is the type of a value.
+type Type struct {
+	Kind   Kind
+	Size   int // bytes: Int width, String buffer
+	Signed bool
+	Fmt    Fmt
+	// BTF is the pointee (Ptr), the struct or union (Struct), the array
+	// (Array), or the enum (FmtEnum).
+	BTF btf.Type
+	Agg AggKind
+	// Layer is 3 or 4 for a protocol constant (tcp: 4, ipv6: 3), else 0.
+	Layer int
+}
+
+// Common types.
+var (
+	U8   = Type{Kind: Int, Size: 1}
+	U16  = Type{Kind: Int, Size: 2}
+	U32  = Type{Kind: Int, Size: 4}
+	U64  = Type{Kind: Int, Size: 8}
+	S32  = Type{Kind: Int, Size: 4, Signed: true}
+	S64  = Type{Kind: Int, Size: 8, Signed: true}
+	Bool = Type{Kind: Int, Size: 1, Fmt: FmtBool}
+	None = Type{Kind: Void}
+	Bad  = Type{Kind: Invalid}
+	IP   = Type{Kind: Addr, Size: 16}
+)
+
+// Str returns a string type of n bytes.
+func Str(n int) Type { return Type{Kind: String, Size: n} }
+
+// IsInt reports whether t is an integer.
+func (t Type) IsInt() bool { return t.Kind == Int }
+
+// IsScalar reports whether t fits a register: integers and pointers.
+func (t Type) IsScalar() bool { return t.Kind == Int || t.Kind == Ptr }
+
+// String names the type for messages: u32, s64, string[16], struct sk_buff *.
+func (t Type) String() string {
+	switch t.Kind {
+	case Void:
+		return "void"
+	case Int:
+		sign := "u"
+		if t.Signed {
+			sign = "s"
+		}
+		if t.Fmt == FmtBool {
+			return "bool"
+		}
+		if t.Fmt == FmtEnum && t.BTF != nil {
+			return "enum " + t.BTF.TypeName()
+		}
+		return fmt.Sprintf("%s%d", sign, t.Size*8)
+	case String:
+		return fmt.Sprintf("string[%d]", t.Size)
+	case Addr:
+		return "inet"
+	case CIDR:
+		return "cidr"
+	case Ptr:
+		return CName(t.BTF) + " *"
+	case Struct:
+		return CName(t.BTF)
+	case Array:
+		if a, ok := t.BTF.(*btf.Array); ok {
+			return fmt.Sprintf("%s[%d]", CName(a.Type), a.Nelems)
+		}
+		return "array"
+	case Stack:
+		return "kstack"
+	case Agg:
+		return t.Agg.String() + "()"
+	case Args:
+		return "args"
+	case MapRef:
+		return "map"
+	}
+	return "invalid"
+}
+
+// CName names a BTF type as C would: struct sk_buff, unsigned int, void.
+func CName(t btf.Type) string {
+	switch t := t.(type) {
+	case nil, *btf.Void:
+		return "void"
+	case *btf.Struct:
+		return "struct " + t.Name
+	case *btf.Union:
+		return "union " + t.Name
+	case *btf.Enum:
+		return "enum " + t.Name
+	case *btf.Pointer:
+		return CName(t.Target) + " *"
+	case *btf.FuncProto:
+		return "function"
+	}
+	return t.TypeName()
+}

@@ -1,0 +1,185 @@
+package stdlib
+
+import (
+	"sort"
+
+	"github.com/skbtrace/skbtrace/lang/types"
+)
+
+// Call is what a function's type rule sees of a call: its arguments' types
+// and constant values, and a way to report errors at an argument.
+type Call interface {
+	NArgs() int
+	Arg(i int) types.Type
+	// ConstInt returns the argument's value when it is a constant integer.
+	ConstInt(i int) (int64, bool)
+	// IsMapElem reports whether argument i is `@m[...]` with keys; IsMap
+	// whether it is a map named alone, `@m`.
+	IsMapElem(i int) bool
+	IsMap(i int) bool
+	// Errorf reports an error at argument i, or at the call for i < 0.
+	Errorf(i int, hint, format string, args ...any)
+}
+
+// Func is a builtin function.
+type Func struct {
+	Name string
+	Sig  string
+	Doc  string
+	// Agg is set for aggregations, which are only valid as `@m[...] = f(...)`.
+	Agg types.AggKind
+	// Stmt functions are only valid as statements (they have no value).
+	Stmt  bool
+	Needs Need
+	// Infer checks the arguments and returns the call's type.
+	Infer func(c Call) types.Type
+}
+
+func arity(c Call, sig string, lo, hi int) bool {
+	if n := c.NArgs(); n < lo || n > hi {
+		c.Errorf(-1, "the signature is "+sig, "wrong number of arguments: got %d", n)
+		return false
+	}
+	return true
+}
+
+func intArg(c Call, i int, what string) bool {
+	if t := c.Arg(i); !t.IsInt() && t.Kind != types.Invalid {
+		c.Errorf(i, "", "%s needs an integer, got %s", what, t)
+		return false
+	}
+	return true
+}
+
+func agg(name string, kind types.AggKind, nargs int, sig, doc string) *Func {
+	return &Func{Name: name, Sig: sig, Doc: doc, Agg: kind, Infer: func(c Call) types.Type {
+		if arity(c, sig, nargs, nargs) && nargs > 0 {
+			intArg(c, 0, name)
+		}
+		return types.Type{Kind: types.Agg, Agg: kind}
+	}}
+}
+
+var lhist = &Func{Name: "lhist", Sig: "lhist(value, min, max, step)", Doc: "linear histogram", Agg: types.AggLhist,
+	Infer: func(c Call) types.Type {
+		t := types.Type{Kind: types.Agg, Agg: types.AggLhist}
+		if !arity(c, "lhist(value, min, max, step)", 4, 4) || !intArg(c, 0, "lhist") {
+			return t
+		}
+		var v [4]int64
+		for i := 1; i < 4; i++ {
+			x, ok := c.ConstInt(i)
+			if !ok {
+				c.Errorf(i, "min, max and step are fixed when the script is compiled", "lhist bound must be a constant integer")
+				return t
+			}
+			v[i] = x
+		}
+		switch {
+		case v[3] <= 0:
+			c.Errorf(3, "", "lhist step must be positive")
+		case v[2] <= v[1]:
+			c.Errorf(2, "", "lhist max must be greater than min")
+		case (v[2]-v[1])/v[3] > 1000:
+			c.Errorf(3, "use a larger step, or hist() for wide ranges", "lhist would have %d buckets; at most 1000", (v[2]-v[1])/v[3])
+		}
+		return t
+	}}
+
+func mapArg(name string, elem bool) *Func {
+	sig := name + "(@map)"
+	if elem {
+		sig = name + "(@map[key])"
+	}
+	return &Func{Name: name, Sig: sig, Stmt: true, Infer: func(c Call) types.Type {
+		if !arity(c, sig, 1, 1) {
+			return types.None
+		}
+		if elem && !c.IsMapElem(0) {
+			c.Errorf(0, "e.g. delete(@bytes[saddr])", "%s needs a map element @name[key]", name)
+		}
+		if !elem && !c.IsMap(0) {
+			c.Errorf(0, "e.g. "+name+"(@drops)", "%s needs a map", name)
+		}
+		return types.None
+	}}
+}
+
+// Funcs are the builtin functions.
+var Funcs = []*Func{
+	{Name: "printf", Sig: `printf("format", args...)`, Doc: "prints exactly its format", Stmt: true},
+	{Name: "print", Sig: "print(a, b, ...) or print(@map)", Doc: "prints one event line, or a map", Stmt: true},
+	agg("count", types.AggCount, 0, "count()", "counts events"),
+	agg("sum", types.AggSum, 1, "sum(value)", "sums values"),
+	agg("avg", types.AggAvg, 1, "avg(value)", "averages values"),
+	agg("min", types.AggMin, 1, "min(value)", "smallest value"),
+	agg("max", types.AggMax, 1, "max(value)", "largest value"),
+	agg("stats", types.AggStats, 1, "stats(value)", "count, average and total"),
+	agg("hist", types.AggHist, 1, "hist(value)", "power-of-two histogram"),
+	lhist,
+	mapArg("delete", true),
+	mapArg("clear", false),
+	mapArg("zero", false),
+	{Name: "exit", Sig: "exit()", Doc: "ends tracing", Stmt: true, Infer: func(c Call) types.Type {
+		arity(c, "exit()", 0, 0)
+		return types.None
+	}},
+	{Name: "track", Sig: "track()", Doc: "follows this skb from here on, across clones and copies", Stmt: true, Needs: NeedSkb, Infer: func(c Call) types.Type {
+		arity(c, "track()", 0, 0)
+		return types.None
+	}},
+	{Name: "ksym", Sig: "ksym(address)", Doc: "the kernel symbol at an address", Infer: func(c Call) types.Type {
+		if arity(c, "ksym(address)", 1, 1) {
+			if t := c.Arg(0); !t.IsScalar() && t.Kind != types.Invalid {
+				c.Errorf(0, "", "ksym needs an address, got %s", t)
+			}
+		}
+		return types.Type{Kind: types.Int, Size: 8, Fmt: types.FmtKsym}
+	}},
+	{Name: "str", Sig: "str(pointer [, length])", Doc: "reads a NUL-terminated kernel string", Infer: func(c Call) types.Type {
+		n := int64(64)
+		if arity(c, "str(pointer [, length])", 1, 2) {
+			if t := c.Arg(0); !t.IsScalar() && t.Kind != types.String && t.Kind != types.Invalid {
+				c.Errorf(0, "", "str needs a pointer, got %s", t)
+			}
+			if c.NArgs() == 2 {
+				v, ok := c.ConstInt(1)
+				if !ok || v < 1 || v > 256 {
+					c.Errorf(1, "", "str length must be a constant from 1 to 256")
+				} else {
+					n = v
+				}
+			}
+		}
+		return types.Str(int(n))
+	}},
+	{Name: "hex", Sig: "hex(value)", Doc: "prints an integer in hexadecimal", Infer: func(c Call) types.Type {
+		if arity(c, "hex(value)", 1, 1) && intArg(c, 0, "hex") {
+			t := c.Arg(0)
+			t.Fmt = types.FmtHex
+			return t
+		}
+		return types.U64
+	}},
+}
+
+var funcIndex = func() map[string]*Func {
+	m := make(map[string]*Func, len(Funcs))
+	for _, f := range Funcs {
+		m[f.Name] = f
+	}
+	return m
+}()
+
+// LookupFunc finds a builtin function.
+func LookupFunc(name string) *Func { return funcIndex[name] }
+
+// FuncNames lists the functions' names, sorted, for hints.
+func FuncNames() []string {
+	n := make([]string, 0, len(Funcs))
+	for _, f := range Funcs {
+		n = append(n, f.Name)
+	}
+	sort.Strings(n)
+	return n
+}
