@@ -3,7 +3,6 @@ package check
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/cilium/ebpf/btf"
 
