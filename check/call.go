@@ -23,27 +23,42 @@ func (c *checker) call(e *lang.CallExpr, asStmt, asMapValue bool) types.Type {
 		return types.Bad
 	}
 	c.info.Calls[e] = f
+	misused := true
 	switch {
 	case f.Agg != types.AggNone && !asMapValue:
 		c.errorf(e, "assign it to a map: @name[key] = "+e.Name+"(...)", "%s() is an aggregation and is only valid as a map's value", e.Name)
 	case f.Stmt && !asStmt:
 		c.errorf(e, "call it as a statement", "%s() has no value", e.Name)
 	case f.Needs&stdlib.NeedSkb != 0 && !c.ctx.Skb:
-		c.errorf(e, "", "%s() needs an skb, and this probe has none", e.Name)
+		c.ctxErrorf(e, "", "%s() needs an skb, and this probe has none", e.Name)
+	default:
+		misused = false
 	}
 	switch e.Name {
 	case "printf":
 		c.printf(e)
+		if misused {
+			return types.Bad
+		}
 		return types.None
 	case "print":
 		c.print(e)
+		if misused {
+			return types.Bad
+		}
 		return types.None
 	}
 	cc := &callCtx{c: c, e: e}
 	for i, a := range e.Args {
 		cc.types = append(cc.types, c.argType(f, i, a))
 	}
-	return f.Infer(cc)
+	// A misused call's arguments are checked, but it gets no type for
+	// later errors to cascade from.
+	t := f.Infer(cc)
+	if misused {
+		return types.Bad
+	}
+	return t
 }
 
 // argType checks one argument. Maps passed whole (clear(@m)) and map

@@ -80,6 +80,15 @@ func (c *checker) errorf(n lang.Node, hint, format string, args ...any) {
 	c.diags.Add(n.Span(), hint, format, args...)
 }
 
+// ctxErrorf reports that the probe lacks something, unless the probe's specs
+// could not be resolved, in which case that error already says why.
+func (c *checker) ctxErrorf(n lang.Node, hint, format string, args ...any) {
+	if c.ctx != nil && c.ctx.Unresolved {
+		return
+	}
+	c.errorf(n, hint, format, args...)
+}
+
 func (c *checker) text(n lang.Node) string { return c.src.Slice(n.Span()) }
 
 func (c *checker) probe(p *lang.Probe) {

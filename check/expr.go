@@ -77,7 +77,7 @@ func (c *checker) expr1(e lang.Expr) types.Type {
 func (c *checker) ident(e *lang.Ident) types.Type {
 	if e.Name == "args" {
 		if c.ctx.Params == nil {
-			c.errorf(e, c.ctx.NoArgs, "no args in this probe")
+			c.ctxErrorf(e, c.ctx.NoArgs, "no args in this probe")
 		} else {
 			c.errorf(e, "write args.NAME", "args must be followed by .NAME")
 		}
@@ -92,6 +92,17 @@ func (c *checker) ident(e *lang.Ident) types.Type {
 	if k := stdlib.LookupConst(e.Name); k != nil {
 		c.info.Consts[e] = Const{Int: k.Value}
 		return k.Type
+	}
+	for i, p := range c.ctx.Params {
+		// A probe's argument may be named bare, as SPEC.md's
+		// `ksym(location)` on tracepoint:skb:kfree_skb does.
+		if p.Name == e.Name {
+			c.info.ArgRefs[e] = i
+			return p.Type
+		}
+	}
+	if c.ctx.Unresolved {
+		return types.Bad
 	}
 	if c.ctx.Skb {
 		// Where an skb is known, a bare name may be any member of struct
@@ -140,7 +151,7 @@ func (c *checker) rawArg(e *lang.Ident, n int) types.Type {
 		return types.Bad
 	}
 	if !c.ctx.Func {
-		c.errorf(e, c.ctx.NoArgs, "no %s in this probe", e.Name)
+		c.ctxErrorf(e, c.ctx.NoArgs, "no %s in this probe", e.Name)
 		return types.Bad
 	}
 	if n > 5 {
@@ -156,16 +167,16 @@ func (c *checker) useField(e *lang.Ident, f *stdlib.Field) types.Type {
 	const where = "skb fields are known in skb:, in kprobe/fentry on a function taking a struct sk_buff *, and in tracepoints that carry one"
 	switch {
 	case f.Needs&stdlib.NeedSkb != 0 && !c.ctx.Skb:
-		c.errorf(e, where, "%s needs an skb, and this probe has none", e.Name)
+		c.ctxErrorf(e, where, "%s needs an skb, and this probe has none", e.Name)
 		return types.Bad
 	case f.Needs&stdlib.NeedRetval != 0 && c.ctx.Retval.Kind == types.Invalid:
-		c.errorf(e, "retval is known in kretprobe and fexit probes", "no return value in this probe")
+		c.ctxErrorf(e, "retval is known in kretprobe and fexit probes", "no return value in this probe")
 		return types.Bad
 	case f.Needs&stdlib.NeedReason != 0 && !c.ctx.Reason:
-		c.errorf(e, "use it on tracepoint:skb:kfree_skb, or on a function with an enum skb_drop_reason argument", "no drop reason in this probe")
+		c.ctxErrorf(e, "use it on tracepoint:skb:kfree_skb, or on a function with an enum skb_drop_reason argument", "no drop reason in this probe")
 		return types.Bad
 	case f.Needs&stdlib.NeedFunc != 0 && !c.ctx.Func:
-		c.errorf(e, "func is the traced function in skb:, kprobe and fentry probes", "no traced function in this probe")
+		c.ctxErrorf(e, "func is the traced function in skb:, kprobe and fentry probes", "no traced function in this probe")
 		return types.Bad
 	}
 	c.info.Fields[e] = f
@@ -224,7 +235,7 @@ func (c *checker) field(e *lang.FieldExpr) types.Type {
 	if id, ok := e.X.(*lang.Ident); ok && id.Name == "args" {
 		c.info.Types[id] = types.Type{Kind: types.Args}
 		if c.ctx.Params == nil {
-			c.errorf(id, c.ctx.NoArgs, "no args in this probe")
+			c.ctxErrorf(id, c.ctx.NoArgs, "no args in this probe")
 			return types.Bad
 		}
 		if e.Arrow {

@@ -87,6 +87,9 @@ type ProbeInfo struct {
 	// has none (BEGIN, skb:GLOB...). NoArgs says why.
 	Params []Param
 	NoArgs string
+	// Unresolved is set when a spec could not be resolved (already
+	// reported); context errors are then not reported.
+	Unresolved bool
 }
 
 // SpecInfo is what one probe spec attaches to.
@@ -98,6 +101,8 @@ type SpecInfo struct {
 	Params      []Param
 	SkbParam    int // index in Params of the struct sk_buff *, or -1
 	ReasonParam int // index in Params of the enum skb_drop_reason, or -1
+	// Unresolved is set when the spec names nothing that exists.
+	Unresolved bool
 }
 
 // Param is a typed probe argument.

@@ -17,11 +17,20 @@ func (c *checker) probeContext(p *lang.Probe) *ProbeInfo {
 	for i, s := range p.Specs {
 		si := c.spec(s)
 		pi.Specs = append(pi.Specs, si)
+		if si.Unresolved {
+			// The spec's own error was reported; do not add errors about
+			// what it would have provided.
+			pi.Unresolved = true
+			continue
+		}
 		skb, reason, fn, retval, noArgs := c.provides(si)
+		if noArgs != "" {
+			si.Params = nil
+		}
 		pi.Skb = pi.Skb && skb
 		pi.Reason = pi.Reason && reason
 		pi.Func = pi.Func && fn
-		if i == 0 {
+		if i == 0 || len(pi.Specs) == 1 {
 			pi.Retval = retval
 			pi.Params, pi.NoArgs = si.Params, noArgs
 			continue
@@ -83,6 +92,11 @@ func (c *checker) retType(si *SpecInfo) types.Type {
 
 func (c *checker) spec(s *lang.ProbeSpec) *SpecInfo {
 	si := &SpecInfo{Spec: s, SkbParam: -1, ReasonParam: -1}
+	if s.Kind == "" {
+		// The parser already reported this spec.
+		si.Unresolved = true
+		return si
+	}
 	switch s.Kind {
 	case lang.ProbeKprobe, lang.ProbeKretprobe, lang.ProbeFentry, lang.ProbeFexit:
 		var fn *btf.Func
@@ -95,6 +109,7 @@ func (c *checker) spec(s *lang.ProbeSpec) *SpecInfo {
 				}
 			}
 			c.errorf(s, hint, "unknown kernel function %q", s.Target)
+			si.Unresolved = true
 			return si
 		}
 		proto, _ := fn.Type.(*btf.FuncProto)
@@ -110,10 +125,12 @@ func (c *checker) spec(s *lang.ProbeSpec) *SpecInfo {
 				hint = "did you mean " + m + "?"
 			}
 			c.errorf(s, hint, "unknown tracepoint %s:%s", s.Category, s.Name)
+			si.Unresolved = true
 			return si
 		}
 		if c.opts.TracepointExists != nil && !c.opts.TracepointExists(s.Category, s.Name) {
 			c.errorf(s, "", "no tracepoint %s in category %q", s.Name, s.Category)
+			si.Unresolved = true
 			return si
 		}
 		ptr, _ := btf.UnderlyingType(td.Type).(*btf.Pointer)

@@ -18,6 +18,8 @@ type Diagnostic struct {
 type Diagnostics struct {
 	Src   *Source
 	Items []Diagnostic
+	// eofHint says which bracket is still open at the end of the script.
+	eofHint string
 }
 
 // Add records an error at a span.

@@ -8,20 +8,33 @@ import (
 
 // Dump writes the tree in an indented form, one node a line with its span,
 // for `skbtrace -d` and the parser's golden files.
-func Dump(w io.Writer, s *Script) {
-	d := dumper{w: w}
+func Dump(w io.Writer, s *Script) { DumpWith(w, s, nil) }
+
+// DumpWith is Dump with a note after each node, such as the type the checker
+// gave an expression; describe returns "" for nodes it has nothing to say of.
+func DumpWith(w io.Writer, s *Script, describe func(Node) string) {
+	d := dumper{w: w, describe: describe}
 	d.line(0, s, "Script")
 	for _, p := range s.Probes {
 		d.probe(1, p)
 	}
 }
 
-type dumper struct{ w io.Writer }
+type dumper struct {
+	w        io.Writer
+	describe func(Node) string
+}
 
 func (d dumper) line(depth int, n Node, format string, args ...any) {
 	sp := n.Span()
-	fmt.Fprintf(d.w, "%s%s  [%d:%d-%d:%d]\n", strings.Repeat("  ", depth), fmt.Sprintf(format, args...),
-		sp.Start.Line, sp.Start.Col, sp.End.Line, sp.End.Col)
+	note := ""
+	if d.describe != nil {
+		if s := d.describe(n); s != "" {
+			note = "  : " + s
+		}
+	}
+	fmt.Fprintf(d.w, "%s%s  [%d:%d-%d:%d]%s\n", strings.Repeat("  ", depth), fmt.Sprintf(format, args...),
+		sp.Start.Line, sp.Start.Col, sp.End.Line, sp.End.Col, note)
 }
 
 func (d dumper) probe(depth int, p *Probe) {

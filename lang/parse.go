@@ -3,6 +3,7 @@ package lang
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/alecthomas/participle/v2"
@@ -23,21 +24,54 @@ func Parse(src *Source) (*Script, error) {
 	diags := &Diagnostics{Src: src}
 	script := &Script{Src: src, At: Span{Start: src.PosAt(0), End: src.PosAt(len(src.Text))}}
 	for _, ch := range scan(src, text, diags) {
-		masked := maskBefore(text, ch.start, ch.end)
-		g, err := parser.ParseString(src.Name, masked)
+		g, err := parser.ParseString(src.Name, maskBefore(text, ch.start, ch.end))
 		if err != nil {
-			addParseError(diags, src, err)
+			// An unclosed ( or [ can swallow the probes after it. Parse the
+			// pieces that start at a probe-looking line on their own, so their
+			// errors are reported too.
+			pieces := splitAtProbeLines(text, ch)
+			addParseError(diags, src, text, err)
+			for _, pc := range pieces[1:] {
+				if g, err := parser.ParseString(src.Name, maskBefore(text, pc.start, pc.end)); err != nil {
+					addParseError(diags, src, text, err)
+				} else {
+					script.Probes = append(script.Probes, lowerProbes(src, diags, g)...)
+				}
+			}
 			continue
 		}
-		l := lowerer{src: src, diags: diags}
-		for _, gp := range g.Probes {
-			script.Probes = append(script.Probes, l.probe(gp))
-		}
+		script.Probes = append(script.Probes, lowerProbes(src, diags, g)...)
 	}
 	if len(script.Probes) == 0 && diags.Len() == 0 {
 		diags.Add(Span{Start: src.PosAt(0), End: src.PosAt(0)}, "a script is one or more probes, e.g. `skb:* { print(len) }`", "empty script: no probes")
 	}
 	return script, diags.Err()
+}
+
+func lowerProbes(src *Source, diags *Diagnostics, g *gScript) []*Probe {
+	l := lowerer{src: src, diags: diags}
+	var out []*Probe
+	for _, gp := range g.Probes {
+		out = append(out, l.probe(gp))
+	}
+	return out
+}
+
+// probeLine matches a line that starts a probe at its first column.
+var probeLine = regexp.MustCompile(`(?m)^(?:(?:skb|kprobe|kretprobe|fentry|fexit|tracepoint|interval|k|kr|f|fr|t|i):\S|BEGIN\b|END\b)`)
+
+// splitAtProbeLines splits a chunk before each line that starts a probe.
+func splitAtProbeLines(text string, ch chunk) []chunk {
+	out := []chunk{}
+	start := ch.start
+	for _, m := range probeLine.FindAllStringIndex(text[ch.start:ch.end], -1) {
+		at := ch.start + m[0]
+		if at > start {
+			out = append(out, chunk{start, at})
+			start = at
+		}
+	}
+	return append(out, chunk{start, ch.end})
 }
 
 // stripShebang blanks a first line starting with #! so positions stay put.
@@ -82,7 +116,15 @@ func scan(src *Source, text string, d *Diagnostics) []chunk {
 		return nil
 	}
 	var chunks []chunk
+	var open []lexer.Token // the brackets not yet closed
 	start, depth, bad := 0, 0, false
+	defer func() {
+		if len(open) > 0 {
+			t := open[len(open)-1]
+			p := src.PosAt(t.Pos.Offset)
+			d.eofHint = fmt.Sprintf("the %q at %d:%d is never closed", t.Value, p.Line, p.Col)
+		}
+	}()
 	for {
 		tok, err := lex.Next()
 		if err != nil {
@@ -114,8 +156,12 @@ func scan(src *Source, text string, d *Diagnostics) []chunk {
 			bad = true
 		case sym["LBrace"], sym["LParen"], sym["LBrack"], sym["AngleOpen"], sym["PredOpen"]:
 			depth++
+			open = append(open, tok)
 		case sym["RBrace"], sym["RParen"], sym["RBrack"], sym["AngleClose"], sym["PredClose"]:
 			depth--
+			if len(open) > 0 {
+				open = open[:len(open)-1]
+			}
 		}
 		if depth == 0 && (tok.Type == sym["RBrace"] || tok.Type == sym["AngleClose"]) {
 			end := tok.Pos.Offset + len(tok.Value)
@@ -157,7 +203,7 @@ func stripComments(s string) string {
 	return b.String()
 }
 
-func addParseError(d *Diagnostics, src *Source, err error) {
+func addParseError(d *Diagnostics, src *Source, text string, err error) {
 	var perr participle.Error
 	if !errors.As(err, &perr) {
 		d.Add(Span{Start: src.PosAt(0), End: src.PosAt(0)}, "", "%v", err)
@@ -165,7 +211,19 @@ func addParseError(d *Diagnostics, src *Source, err error) {
 	}
 	pos := perr.Position()
 	start := Pos{Offset: pos.Offset, Line: pos.Line, Col: pos.Column}
-	msg, hint, width := explainSyntax(src, perr)
+	var ut *participle.UnexpectedTokenError
+	if errors.As(err, &ut) && ut.Unexpected.EOF() {
+		// Point just after the last thing written, not past trailing blank lines.
+		end := min(pos.Offset, len(text))
+		for end > 0 && isSpace(text[end-1]) {
+			end--
+		}
+		start = src.PosAt(end)
+	}
+	msg, hint, width := explainSyntax(src, text, perr)
+	if errors.As(err, &ut) && ut.Unexpected.EOF() && d.eofHint != "" {
+		hint = d.eofHint
+	}
 	end := start
 	end.Offset += width
 	end.Col += width
@@ -174,7 +232,7 @@ func addParseError(d *Diagnostics, src *Source, err error) {
 
 // explainSyntax turns participle's message into ours, with a hint for the
 // mistakes people make most.
-func explainSyntax(src *Source, perr participle.Error) (msg, hint string, width int) {
+func explainSyntax(src *Source, text string, perr participle.Error) (msg, hint string, width int) {
 	m := perr.Message()
 	width = 1
 	var ut *participle.UnexpectedTokenError
@@ -189,7 +247,7 @@ func explainSyntax(src *Source, perr participle.Error) (msg, hint string, width 
 		if exp := ut.Expect; exp != "" {
 			msg += ", expected " + prettyExpect(exp)
 		}
-		hint = syntaxHint(tok, ut.Expect)
+		hint = syntaxHint(text, tok, ut.Expect)
 		return msg, hint, width
 	}
 	return "syntax error: " + m, "", 1
@@ -203,7 +261,8 @@ func prettyExpect(e string) string {
 	return r.Replace(e)
 }
 
-func syntaxHint(tok lexer.Token, expect string) string {
+func syntaxHint(text string, tok lexer.Token, expect string) string {
+	before := strings.TrimRight(text[:min(tok.Pos.Offset, len(text))], " \t")
 	switch {
 	case tok.EOF() && strings.Contains(expect, "rbrace"):
 		return "a block opened with { needs a closing }"
@@ -213,8 +272,10 @@ func syntaxHint(tok lexer.Token, expect string) string {
 		return "a predicate is written /expr/"
 	case tok.EOF():
 		return "the script ends in the middle of a probe"
+	case tok.Value == "=" && strings.HasSuffix(before, "="):
+		return "one = too many"
 	case tok.Value == "=":
-		return "compare with ==, not ="
+		return "compare with ==; = assigns, and only in a statement"
 	case tok.Value == "}" || tok.Value == ")" || tok.Value == "]":
 		return "this closes nothing here: check that (), [] and {} pair up"
 	case tok.Value == ">":

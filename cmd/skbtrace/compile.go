@@ -22,12 +22,12 @@ func compileAndRun(o options, src *lang.Source, params []string, stdout, stderr 
 		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
 		return 1
 	}
-	_, err = check.Check(script, check.Options{BTF: spec, Params: params})
+	info, err := check.Check(script, check.Options{BTF: spec, Params: params})
 	if err != nil {
 		return report(stderr, err)
 	}
 	if o.dump {
-		lang.Dump(stdout, script)
+		lang.DumpWith(stdout, script, info.Describe)
 		return 0
 	}
 	fmt.Fprintln(stderr, "skbtrace: the script is valid; code generation is not built yet (use -d to see the tree)")

@@ -1,0 +1,89 @@
+package check_test
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/skbtrace/skbtrace/check"
+	"github.com/skbtrace/skbtrace/lang"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func compareGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func parseAndCheck(t *testing.T, file string) (*lang.Script, *check.Info, error) {
+	t.Helper()
+	text, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := lang.Parse(&lang.Source{Name: filepath.Base(file), Text: string(text)})
+	if err != nil {
+		return script, nil, err
+	}
+	info, err := check.Check(script, check.Options{BTF: kernelBTF(t), Params: []string{"64", "eth0"}})
+	return script, info, err
+}
+
+// TestBadScripts checks that each testdata/bad/*.st is rejected with exactly
+// the diagnostics of its .err golden file.
+func TestBadScripts(t *testing.T) {
+	files, _ := filepath.Glob("testdata/bad/*.st")
+	if len(files) < 40 {
+		t.Fatalf("only %d bad scripts", len(files))
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			_, _, err := parseAndCheck(t, file)
+			if err == nil {
+				t.Fatal("accepted a bad script")
+			}
+			var d *lang.Diagnostics
+			if !errors.As(err, &d) {
+				t.Fatalf("not a diagnostic: %v", err)
+			}
+			compareGolden(t, strings.TrimSuffix(file, ".st")+".err", []byte(d.Error()))
+		})
+	}
+}
+
+// TestGoodScripts checks that each testdata/good/*.st is accepted, and that
+// the types and bindings the checker recorded match the .types golden file.
+func TestGoodScripts(t *testing.T) {
+	files, _ := filepath.Glob("testdata/good/*.st")
+	if len(files) == 0 {
+		t.Fatal("no good scripts")
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			script, info, err := parseAndCheck(t, file)
+			if err != nil {
+				t.Fatalf("rejected:\n%v", err)
+			}
+			var got bytes.Buffer
+			lang.DumpWith(&got, script, info.Describe)
+			compareGolden(t, strings.TrimSuffix(file, ".st")+".types", got.Bytes())
+		})
+	}
+}
