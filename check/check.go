@@ -31,8 +31,8 @@ func Check(s *lang.Script, opts Options) (*Info, error) {
 	c := &checker{
 		src:          s.Src,
 		memberFields: map[string]*stdlib.Field{},
-		opts:  opts,
-		diags: &lang.Diagnostics{Src: s.Src},
+		opts:         opts,
+		diags:        &lang.Diagnostics{Src: s.Src},
 		info: &Info{
 			Types:    map[lang.Expr]types.Type{},
 			Fields:   map[*lang.Ident]*stdlib.Field{},

@@ -53,12 +53,14 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.btfFile, "btf", "", "kernel BTF `FILE` for kernels without /sys/kernel/btf/vmlinux")
 	fs.BoolVar(&o.tools, "tools", false, "list the bundled tools")
 	fs.BoolVar(&o.version, "version", false, "print the version")
-	fs.Usage = func() { usage(stderr, fs) }
+	fs.Usage = func() {}
 	fs.SetInterspersed(false)
 	if err := fs.Parse(argv); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
+			usage(stderr, fs)
 			return 0
 		}
+		fmt.Fprintf(stderr, "skbtrace: %v (see skbtrace -h)\n", err)
 		return 1
 	}
 	o.listSet = fs.Changed("list")
@@ -68,6 +70,10 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	}
 	if o.format != "text" && o.format != "json" {
 		fmt.Fprintf(stderr, "skbtrace: -f takes text or json, not %q\n", o.format)
+		return 1
+	}
+	if o.listSet || o.tools {
+		fmt.Fprintln(stderr, "skbtrace: probe listing (-l) and bundled tools (--tools) are not built yet")
 		return 1
 	}
 	src, params, err := scriptSource(o, fs.Args())

@@ -34,16 +34,16 @@ type Fmt uint8
 
 // Integer formats.
 const (
-	FmtDec      Fmt = iota
-	FmtHex          // 0x1f
-	FmtBool         // true/false
-	FmtEtherType    // ipv4, ipv6, arp...
-	FmtIPProto      // tcp, udp, icmp...
-	FmtTCPFlags     // SYN|ACK
-	FmtPktType      // host, broadcast...
-	FmtEnum         // a BTF enumerator's name
-	FmtKsym         // a kernel symbol name from an address
-	FmtErrno        // a negative errno as its name, else decimal
+	FmtDec       Fmt = iota
+	FmtHex           // 0x1f
+	FmtBool          // true/false
+	FmtEtherType     // ipv4, ipv6, arp...
+	FmtIPProto       // tcp, udp, icmp...
+	FmtTCPFlags      // SYN|ACK
+	FmtPktType       // host, broadcast...
+	FmtEnum          // a BTF enumerator's name
+	FmtKsym          // a kernel symbol name from an address
+	FmtErrno         // a negative errno as its name, else decimal
 )
 
 // AggKind is the aggregation a map holds.

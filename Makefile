@@ -1,0 +1,30 @@
+# skbtrace: build, test, install, bench.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+GO      ?= go
+PREFIX  ?= /usr/local
+
+.PHONY: build test fuzz bench install vet clean
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o skbtrace ./cmd/skbtrace
+
+vet:
+	test -z "$$(gofmt -l $$(git ls-files '*.go'))"
+	$(GO) vet ./...
+
+# Tests need root and the kernel's BTF: they check scripts against the
+# running kernel.
+test: vet
+	$(GO) test -count=1 ./...
+
+fuzz:
+	$(GO) test ./check -run '^$$' -fuzz FuzzParseCheck -fuzztime 10m
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+install: build
+	install -m 0755 skbtrace $(DESTDIR)$(PREFIX)/bin/skbtrace
+
+clean:
+	rm -f skbtrace
