@@ -8,6 +8,11 @@ func Suggest(name string, candidates []string) string {
 		bestD = 3
 	}
 	for _, c := range candidates {
+		// The distance is at least the difference in length: skip the
+		// candidates that cannot win without computing it.
+		if diff := len(c) - len(name); diff >= bestD || -diff >= bestD {
+			continue
+		}
 		if d := editDistance(name, c); d < bestD {
 			best, bestD = c, d
 		}
@@ -15,7 +20,10 @@ func Suggest(name string, candidates []string) string {
 	return best
 }
 
+// editDistance is the optimal string alignment distance: insertions,
+// deletions, substitutions and swaps of neighbours each cost 1.
 func editDistance(a, b string) int {
+	prev2 := make([]int, len(b)+1)
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
@@ -29,8 +37,11 @@ func editDistance(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(b)]
 }
