@@ -1,0 +1,128 @@
+package codegen
+
+import (
+	"fmt"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/skbtrace/skbtrace/check"
+	"github.com/skbtrace/skbtrace/lang"
+)
+
+// ctxKind says how a program reads its arguments.
+type ctxKind uint8
+
+const (
+	// ctxArgs: R1 points to an array of u64 arguments (tp_btf, fentry, fexit).
+	ctxArgs ctxKind = iota
+	// ctxRegs: R1 points to struct pt_regs (kprobe, kretprobe).
+	ctxRegs
+)
+
+// Program is one eBPF program: the code of a probe for one of its specs.
+type Program struct {
+	Probe *lang.Probe
+	Spec  *check.SpecInfo
+	Name  string
+	Prog  *ebpf.ProgramSpec
+}
+
+// Output is a compiled script: its programs and the maps they share.
+type Output struct {
+	Programs []*Program
+	Maps     map[string]*ebpf.MapSpec
+}
+
+// Compile generates the programs of a checked script.
+func Compile(s *lang.Script, info *check.Info) (*Output, error) {
+	out := &Output{Maps: map[string]*ebpf.MapSpec{}}
+	ms := &mapSet{info: info, specs: out.Maps}
+	for pi, p := range s.Probes {
+		for si, spec := range info.Probes[p].Specs {
+			prog, err := compileProbe(info, ms, p, spec, fmt.Sprintf("p%d_%d", pi, si))
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", spec.Spec.Text, err)
+			}
+			out.Programs = append(out.Programs, prog)
+		}
+	}
+	return out, nil
+}
+
+// gen generates one program.
+type gen struct {
+	info   *check.Info
+	maps   *mapSet
+	probe  *lang.Probe
+	spec   *check.SpecInfo
+	ctx    ctxKind
+	insns  asm.Instructions
+	frame  frame
+	vs     vstack
+	vars   map[string]int16
+	labels int
+	// scratch is the slot probe reads land in (0 until allocated).
+	scratch int16
+}
+
+func (g *gen) emit(ins ...asm.Instruction) { g.insns = append(g.insns, ins...) }
+
+// label returns a fresh label name.
+func (g *gen) label(what string) string {
+	g.labels++
+	return fmt.Sprintf("%s_%d", what, g.labels)
+}
+
+// mark puts a label on the next instruction, with a no-op jump target.
+func (g *gen) mark(label string) {
+	g.emit(asm.Mov.Reg(asm.R0, asm.R0).WithSymbol(label))
+}
+
+const exitLabel = "exit"
+
+func compileProbe(info *check.Info, ms *mapSet, p *lang.Probe, spec *check.SpecInfo, name string) (*Program, error) {
+	g := &gen{info: info, maps: ms, probe: p, spec: spec, vars: map[string]int16{}}
+	g.vs.g = g
+	ps := &ebpf.ProgramSpec{Name: name, License: "GPL"}
+	switch spec.Spec.Kind {
+	case lang.ProbeTracepoint:
+		g.ctx = ctxArgs
+		ps.Type, ps.AttachType, ps.AttachTo = ebpf.Tracing, ebpf.AttachTraceRawTp, spec.Spec.Name
+	case lang.ProbeFentry:
+		g.ctx = ctxArgs
+		ps.Type, ps.AttachType, ps.AttachTo = ebpf.Tracing, ebpf.AttachTraceFEntry, spec.Spec.Target
+	case lang.ProbeFexit:
+		g.ctx = ctxArgs
+		ps.Type, ps.AttachType, ps.AttachTo = ebpf.Tracing, ebpf.AttachTraceFExit, spec.Spec.Target
+	case lang.ProbeKprobe:
+		g.ctx = ctxRegs
+		ps.Type, ps.AttachTo = ebpf.Kprobe, spec.Spec.Target
+	default:
+		return nil, fmt.Errorf("%s probes are not compiled yet", spec.Spec.Kind)
+	}
+	// R9 keeps the context for the whole program.
+	g.emit(asm.Mov.Reg(asm.R9, asm.R1))
+	if p.Pred != nil {
+		if err := g.expr(p.Pred); err != nil {
+			return nil, err
+		}
+		g.vs.pop(asm.R0)
+		g.emit(asm.JEq.Imm(asm.R0, 0, exitLabel))
+	}
+	if err := g.block(p.Body); err != nil {
+		return nil, err
+	}
+	g.emit(
+		asm.Mov.Imm(asm.R0, 0).WithSymbol(exitLabel),
+		asm.Return(),
+	)
+	ps.Instructions = g.insns
+	return &Program{Probe: p, Spec: spec, Name: name, Prog: ps}, nil
+}
+
+// unsupported reports a construct the generator does not handle yet.
+func unsupported(n lang.Node, what string) error {
+	sp := n.Span()
+	return fmt.Errorf("%d:%d: %s is not compiled yet", sp.Start.Line, sp.Start.Col, what)
+}

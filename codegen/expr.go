@@ -1,0 +1,253 @@
+package codegen
+
+import (
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/skbtrace/skbtrace/check"
+	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/lang/types"
+	"github.com/skbtrace/skbtrace/stdlib"
+)
+
+// x86-64 struct pt_regs offsets of the first six arguments.
+var ptRegsArg = []int16{112, 104, 96, 88, 72, 64}
+
+// loadArg loads argument i of the traced function into dst.
+func (g *gen) loadArg(dst asm.Register, i int) error {
+	if g.ctx == ctxRegs {
+		if i >= len(ptRegsArg) {
+			return unsupported(g.probe, "an argument past the sixth")
+		}
+		g.emit(asm.LoadMem(dst, asm.R9, ptRegsArg[i], asm.DWord))
+		return nil
+	}
+	g.emit(asm.LoadMem(dst, asm.R9, int16(8*i), asm.DWord))
+	return nil
+}
+
+// fit truncates or sign-extends a 64-bit register to an integer type.
+func (g *gen) fit(r asm.Register, t types.Type) {
+	if t.Kind != types.Int || t.Size >= 8 {
+		return
+	}
+	shift := int32(64 - 8*t.Size)
+	g.emit(asm.LSh.Imm(r, shift))
+	if t.Signed {
+		g.emit(asm.ArSh.Imm(r, shift))
+	} else {
+		g.emit(asm.RSh.Imm(r, shift))
+	}
+}
+
+// expr evaluates an integer or pointer expression onto the value stack.
+func (g *gen) expr(e lang.Expr) error {
+	t := g.info.Types[e]
+	if k, ok := g.info.Consts[e]; ok && !k.IsStr {
+		g.emit(asm.LoadImm(asm.R0, int64(k.Int), asm.DWord))
+		g.fit(asm.R0, t)
+		return g.vs.push(asm.R0)
+	}
+	if i, ok := g.info.ArgRefs[e]; ok {
+		idx := -1 - i // arg0..argN without a prototype
+		if i >= 0 {
+			idx = g.spec.Params[i].Index
+		}
+		if err := g.loadArg(asm.R0, idx); err != nil {
+			return err
+		}
+		g.fit(asm.R0, t)
+		return g.vs.push(asm.R0)
+	}
+	if !t.IsScalar() {
+		return unsupported(e, "a "+t.String()+" value")
+	}
+	switch e := e.(type) {
+	case *lang.ParenExpr:
+		return g.expr(e.X)
+	case *lang.Ident:
+		if f := g.info.Fields[e]; f != nil {
+			return g.field(e, f)
+		}
+	case *lang.VarExpr:
+		g.emit(asm.LoadMem(asm.R0, asm.RFP, g.vars[e.Name], asm.DWord))
+		return g.vs.push(asm.R0)
+	case *lang.FieldExpr:
+		return g.member(e)
+	case *lang.UnaryExpr:
+		return g.unary(e)
+	case *lang.BinaryExpr:
+		return g.binary(e)
+	case *lang.CondExpr:
+		return g.cond(e)
+	}
+	return unsupported(e, "this expression")
+}
+
+// field reads a stdlib field or context value.
+func (g *gen) field(e *lang.Ident, f *stdlib.Field) error {
+	switch f.Src.Kind {
+	case stdlib.SrcSkbPath:
+		if err := g.skbPtr(); err != nil {
+			return err
+		}
+		path := g.info.SkbPaths[f]
+		if len(path) == 0 { // the skb pointer itself
+			return nil
+		}
+		return g.readPath(path, g.info.Types[e], f.Src.BigEndian)
+	case stdlib.SrcContext:
+		return g.context(e, f)
+	}
+	return unsupported(e, f.Name)
+}
+
+// skbPtr pushes the skb pointer.
+func (g *gen) skbPtr() error {
+	if g.spec.SkbParam < 0 {
+		return unsupported(g.probe, "an skb in this probe")
+	}
+	if err := g.loadArg(asm.R0, g.spec.Params[g.spec.SkbParam].Index); err != nil {
+		return err
+	}
+	return g.vs.push(asm.R0)
+}
+
+func (g *gen) context(e *lang.Ident, f *stdlib.Field) error {
+	switch f.Name {
+	case "cpu":
+		g.emit(asm.FnGetSmpProcessorId.Call())
+	case "pid", "tid":
+		g.emit(asm.FnGetCurrentPidTgid.Call())
+		if f.Name == "pid" {
+			g.emit(asm.RSh.Imm(asm.R0, 32))
+		} else {
+			g.fit(asm.R0, types.U32)
+		}
+	case "nsecs":
+		g.emit(asm.FnKtimeGetNs.Call())
+	case "reason":
+		if g.spec.ReasonParam < 0 {
+			g.emit(asm.Mov.Imm(asm.R0, 0))
+		} else if err := g.loadArg(asm.R0, g.spec.Params[g.spec.ReasonParam].Index); err != nil {
+			return err
+		} else {
+			g.fit(asm.R0, g.info.Types[e])
+		}
+	default:
+		return unsupported(e, f.Name)
+	}
+	return g.vs.push(asm.R0)
+}
+
+// readPath follows a member chain from the pointer on top of the stack and
+// replaces it with the value read.
+func (g *gen) readPath(path []check.Member, t types.Type, bigEndian bool) error {
+	var off uint32 // bits from the current base pointer
+	for i, m := range path {
+		off += m.Offset
+		last := i == len(path)-1
+		if last {
+			return g.readScalar(off, m, t, bigEndian)
+		}
+		if m.Type.Kind == types.Ptr {
+			if err := g.readScalar(off, m, m.Type, false); err != nil {
+				return err
+			}
+			off = 0
+		}
+	}
+	return nil
+}
+
+// readScratch is the 8-byte slot that probe reads land in.
+func (g *gen) readScratch() (int16, error) {
+	if g.scratch == 0 {
+		s, err := g.frame.alloc(8)
+		if err != nil {
+			return 0, err
+		}
+		g.scratch = s
+	}
+	return g.scratch, nil
+}
+
+// readScalar pops a base pointer and pushes the integer or pointer at bit
+// offset off from it, with bpf_probe_read_kernel (valid in every context).
+func (g *gen) readScalar(off uint32, m check.Member, t types.Type, bigEndian bool) error {
+	slot, err := g.readScratch()
+	if err != nil {
+		return err
+	}
+	size := t.Size
+	if t.Kind == types.Ptr {
+		size = 8
+	}
+	shift := int32(0)
+	if m.BitfieldSize > 0 {
+		shift = int32(off % 8)
+		size = int((uint32(shift) + m.BitfieldSize + 7) / 8)
+		off -= uint32(shift)
+	}
+	g.vs.pop(asm.R3)
+	g.emit(zero8(slot)...)
+	g.emit(
+		asm.Add.Imm(asm.R3, int32(off/8)),
+		asm.Mov.Reg(asm.R1, asm.RFP),
+		asm.Add.Imm(asm.R1, int32(slot)),
+		asm.Mov.Imm(asm.R2, int32(size)),
+		asm.FnProbeReadKernel.Call(),
+		asm.LoadMem(asm.R0, asm.RFP, slot, asm.DWord),
+	)
+	if m.BitfieldSize > 0 {
+		g.emit(asm.RSh.Imm(asm.R0, shift))
+		g.emit(asm.LSh.Imm(asm.R0, int32(64-m.BitfieldSize)), asm.RSh.Imm(asm.R0, int32(64-m.BitfieldSize)))
+	}
+	if bigEndian && size > 1 {
+		g.emit(asm.HostTo(asm.BE, asm.R0, sizeOf(size)))
+	}
+	g.fit(asm.R0, t)
+	return g.vs.push(asm.R0)
+}
+
+func sizeOf(n int) asm.Size {
+	switch n {
+	case 1:
+		return asm.Byte
+	case 2:
+		return asm.Half
+	case 4:
+		return asm.Word
+	}
+	return asm.DWord
+}
+
+// member evaluates x->name or x.name.
+func (g *gen) member(e *lang.FieldExpr) error {
+	m, ok := g.info.Members[e]
+	if !ok {
+		return unsupported(e, "this member")
+	}
+	if err := g.baseOf(e); err != nil {
+		return err
+	}
+	return g.readScalar(m.Offset, m, m.Type, false)
+}
+
+// baseOf pushes the address that e's member offset is relative to: the
+// pointer value for ->, or the address of the struct for `.`.
+func (g *gen) baseOf(e *lang.FieldExpr) error {
+	if g.info.Types[e.X].Kind == types.Ptr {
+		return g.expr(e.X)
+	}
+	inner, ok := lang.Unparen(e.X).(*lang.FieldExpr)
+	if !ok {
+		return unsupported(e, "a member of this struct")
+	}
+	m := g.info.Members[inner]
+	if err := g.baseOf(inner); err != nil {
+		return err
+	}
+	g.vs.pop(asm.R0)
+	g.emit(asm.Add.Imm(asm.R0, int32(m.Offset/8)))
+	return g.vs.push(asm.R0)
+}

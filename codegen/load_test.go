@@ -1,0 +1,148 @@
+package codegen_test
+
+import (
+	"errors"
+	"net"
+	"sync"
+	"testing"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
+	"github.com/cilium/ebpf/link"
+
+	"github.com/skbtrace/skbtrace/check"
+	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/lang"
+)
+
+var (
+	btfOnce sync.Once
+	btfSpec *btf.Spec
+	btfErr  error
+)
+
+func compile(t *testing.T, text string) *codegen.Output {
+	t.Helper()
+	btfOnce.Do(func() { btfSpec, btfErr = btf.LoadKernelSpec() })
+	if btfErr != nil {
+		t.Skipf("no kernel BTF: %v", btfErr)
+	}
+	script, err := lang.Parse(&lang.Source{Name: "test.st", Text: text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := check.Check(script, check.Options{BTF: btfSpec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := codegen.Compile(script, info)
+	if err != nil {
+		t.Fatalf("compile: %v", err)
+	}
+	return out
+}
+
+// load puts every program of the script through the kernel's verifier.
+func load(t *testing.T, out *codegen.Output) *ebpf.Collection {
+	t.Helper()
+	cs := &ebpf.CollectionSpec{Maps: out.Maps, Programs: map[string]*ebpf.ProgramSpec{}}
+	for _, p := range out.Programs {
+		cs.Programs[p.Name] = p.Prog
+	}
+	coll, err := ebpf.NewCollection(cs)
+	if err != nil {
+		var ve *ebpf.VerifierError
+		if errors.As(err, &ve) {
+			t.Fatalf("verifier rejected the program: %+v", ve)
+		}
+		t.Fatalf("load: %v", err)
+	}
+	t.Cleanup(coll.Close)
+	return coll
+}
+
+// TestVerifierAcceptsScripts compiles scripts covering the constructs
+// compiled so far and loads each program into the running kernel.
+func TestVerifierAcceptsScripts(t *testing.T) {
+	scripts := []string{
+		`tracepoint:skb:kfree_skb { @[reason] = count() }`,
+		`tracepoint:skb:kfree_skb /len > 10 && mark == 0/ { @bytes[ifindex] = sum(len) }`,
+		`tracepoint:skb:kfree_skb { @t[pkt_type, netns, proto] = count() }`,
+		`tracepoint:skb:kfree_skb { @x[skb->sk->__sk_common.skc_family, skb->dev->mtu] = count() }`,
+		`tracepoint:skb:kfree_skb /reason == "NO_SOCKET" || !(len < 3)/ { $a = len * 2 + 1; $a += 3; @v[cpu, pid, tid] = $a }`,
+		`tracepoint:skb:kfree_skb { @deep = ((((len + 1) * (len + 2)) - ((len + 3) * (len + 4))) ^ (((len + 5) << 1) | ((len + 6) >> 2))) + (len > 7 ? len & 8 : ~len) }`,
+		`tracepoint:skb:kfree_skb { if (len > 100) { @big = count() } else if (len > 10) { @mid = count() } else { @small = count() } @n++; @m -= 2 }`,
+		`tracepoint:net:netif_receive_skb { @[ifindex] = count() }`,
+		`kprobe:tcp_v4_rcv { @[len, args.skb->protocol] = count() }`,
+	}
+	for _, s := range scripts {
+		t.Run(s, func(t *testing.T) {
+			out := compile(t, s)
+			coll := load(t, out)
+			for name, p := range coll.Programs {
+				info, err := p.Info()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n, ok := info.VerifiedInstructions(); ok {
+					t.Logf("%s: %d instructions, %d verified", name, len(out.Programs[0].Prog.Instructions), n)
+				}
+			}
+		})
+	}
+}
+
+// TestCountsDropsEndToEnd attaches a tp_btf program to skb:kfree_skb, sends
+// UDP datagrams to a closed port on loopback, and checks that the map
+// counted exactly those drops, keyed by the packet's length.
+func TestCountsDropsEndToEnd(t *testing.T) {
+	const sent = 7
+	const payload = 1337
+	out := compile(t, `tracepoint:skb:kfree_skb /reason == "NO_SOCKET"/ { @[len] = count() }`)
+	coll := load(t, out)
+	l, err := link.AttachTracing(link.TracingOptions{Program: coll.Programs[out.Programs[0].Name], AttachType: ebpf.AttachTraceRawTp})
+	if err != nil {
+		t.Fatalf("attach tp_btf: %v", err)
+	}
+	defer l.Close()
+
+	// A port nobody listens on: bind it, note it, close it.
+	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := pc.LocalAddr().(*net.UDPAddr).Port
+	pc.Close()
+	// An unconnected socket: ICMP port unreachable does not fail its sends.
+	conn, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	dst := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port}
+	buf := make([]byte, payload)
+	for i := 0; i < sent; i++ {
+		if _, err := conn.WriteTo(buf, dst); err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+	}
+	l.Close()
+
+	m := coll.Maps[codegen.MapName("")]
+	var key uint64
+	var perCPU []uint64
+	counts := map[uint64]uint64{}
+	it := m.Iterate()
+	for it.Next(&key, &perCPU) {
+		for _, v := range perCPU {
+			counts[key] += v
+		}
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	// At udp_rcv the skb holds the UDP header and the payload.
+	if got := counts[payload+8]; got != sent {
+		t.Errorf("@[%d] = %d, want %d (all counts: %v)", payload+8, got, sent, counts)
+	}
+}

@@ -1,0 +1,142 @@
+package codegen
+
+import (
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/skbtrace/skbtrace/lang"
+)
+
+var aluOps = map[string]asm.ALUOp{
+	"+": asm.Add, "-": asm.Sub, "*": asm.Mul, "/": asm.Div, "%": asm.Mod,
+	"&": asm.And, "|": asm.Or, "^": asm.Xor, "<<": asm.LSh, ">>": asm.RSh,
+}
+
+// jump ops for comparisons: unsigned and signed.
+var cmpOps = map[string][2]asm.JumpOp{
+	"==": {asm.JEq, asm.JEq}, "!=": {asm.JNE, asm.JNE},
+	"<": {asm.JLT, asm.JSLT}, "<=": {asm.JLE, asm.JSLE},
+	">": {asm.JGT, asm.JSGT}, ">=": {asm.JGE, asm.JSGE},
+}
+
+func (g *gen) unary(e *lang.UnaryExpr) error {
+	if err := g.expr(e.X); err != nil {
+		return err
+	}
+	g.vs.pop(asm.R0)
+	switch e.Op {
+	case "-":
+		g.emit(asm.Neg.Imm(asm.R0, 0))
+	case "~":
+		g.emit(asm.Xor.Imm(asm.R0, -1))
+	case "!":
+		done := g.label("not")
+		g.emit(
+			asm.Mov.Reg(asm.R1, asm.R0),
+			asm.Mov.Imm(asm.R0, 1),
+			asm.JEq.Imm(asm.R1, 0, done),
+			asm.Mov.Imm(asm.R0, 0),
+		)
+		g.mark(done)
+	case "+":
+	default:
+		return unsupported(e, "unary "+e.Op)
+	}
+	return g.vs.push(asm.R0)
+}
+
+func (g *gen) binary(e *lang.BinaryExpr) error {
+	switch e.Op {
+	case "&&", "||":
+		return g.logical(e)
+	}
+	if err := g.expr(e.X); err != nil {
+		return err
+	}
+	if err := g.expr(e.Y); err != nil {
+		return err
+	}
+	g.vs.pop(asm.R1)
+	g.vs.pop(asm.R0)
+	if op, ok := aluOps[e.Op]; ok {
+		signed := g.info.Types[e].Signed
+		switch {
+		case e.Op == ">>" && signed:
+			op = asm.ArSh
+		case (e.Op == "/" || e.Op == "%") && signed:
+			return unsupported(e, "signed division")
+		}
+		g.emit(op.Reg(asm.R0, asm.R1))
+		return g.vs.push(asm.R0)
+	}
+	ops, ok := cmpOps[e.Op]
+	if !ok {
+		return unsupported(e, "operator "+e.Op)
+	}
+	jump := ops[0]
+	if g.info.Types[e.X].Signed && g.info.Types[e.Y].Signed {
+		jump = ops[1]
+	}
+	done := g.label("cmp")
+	g.emit(
+		asm.Mov.Reg(asm.R2, asm.R0),
+		asm.Mov.Imm(asm.R0, 1),
+		jump.Reg(asm.R2, asm.R1, done),
+		asm.Mov.Imm(asm.R0, 0),
+	)
+	g.mark(done)
+	return g.vs.push(asm.R0)
+}
+
+// logical evaluates && and || with short-circuit.
+func (g *gen) logical(e *lang.BinaryExpr) error {
+	short, done := g.label("short"), g.label("logic")
+	if err := g.expr(e.X); err != nil {
+		return err
+	}
+	g.vs.pop(asm.R0)
+	if e.Op == "&&" {
+		g.emit(asm.JEq.Imm(asm.R0, 0, short))
+	} else {
+		g.emit(asm.JNE.Imm(asm.R0, 0, short))
+	}
+	if err := g.expr(e.Y); err != nil {
+		return err
+	}
+	g.vs.pop(asm.R0)
+	g.emit(
+		asm.Mov.Imm(asm.R1, 1),
+		asm.JNE.Imm(asm.R0, 0, done+"_set"),
+		asm.Mov.Imm(asm.R1, 0),
+		asm.Ja.Label(done+"_set"),
+	)
+	// Short-circuit: && with a false left is 0, || with a true left is 1.
+	val := int32(0)
+	if e.Op == "||" {
+		val = 1
+	}
+	g.emit(asm.Mov.Imm(asm.R1, val).WithSymbol(short))
+	g.emit(asm.Mov.Reg(asm.R0, asm.R1).WithSymbol(done + "_set"))
+	return g.vs.push(asm.R0)
+}
+
+// cond evaluates c ? a : b; both branches leave one entry on the stack.
+func (g *gen) cond(e *lang.CondExpr) error {
+	elseL, done := g.label("else"), g.label("endif")
+	if err := g.expr(e.Cond); err != nil {
+		return err
+	}
+	g.vs.pop(asm.R0)
+	g.emit(asm.JEq.Imm(asm.R0, 0, elseL))
+	if err := g.expr(e.Then); err != nil {
+		return err
+	}
+	g.vs.pop(asm.R0)
+	g.emit(asm.Ja.Label(done))
+	g.mark(elseL)
+	if err := g.expr(e.Else); err != nil {
+		return err
+	}
+	g.vs.pop(asm.R0)
+	g.mark(done)
+	return g.vs.push(asm.R0)
+}

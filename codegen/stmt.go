@@ -1,0 +1,96 @@
+package codegen
+
+import (
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/lang/types"
+)
+
+func (g *gen) block(b *lang.Block) error {
+	for _, s := range b.Stmts {
+		if err := g.stmt(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (g *gen) stmt(s lang.Stmt) error {
+	switch s := s.(type) {
+	case *lang.Block:
+		return g.block(s)
+	case *lang.IfStmt:
+		elseL, done := g.label("else"), g.label("endif")
+		if err := g.expr(s.Cond); err != nil {
+			return err
+		}
+		g.vs.pop(asm.R0)
+		g.emit(asm.JEq.Imm(asm.R0, 0, elseL))
+		if err := g.block(s.Then); err != nil {
+			return err
+		}
+		g.emit(asm.Ja.Label(done))
+		g.mark(elseL)
+		if s.Else != nil {
+			if err := g.stmt(s.Else); err != nil {
+				return err
+			}
+		}
+		g.mark(done)
+		return nil
+	case *lang.AssignStmt:
+		switch t := s.Target.(type) {
+		case *lang.VarExpr:
+			return g.assignVar(s, t)
+		case *lang.MapExpr:
+			return g.assignMap(s, t)
+		}
+	case *lang.ExprStmt:
+		if c, ok := s.X.(*lang.CallExpr); ok && c.Name == "exit" {
+			return unsupported(s, "exit()")
+		}
+	}
+	return unsupported(s, "this statement")
+}
+
+// assignVar stores an integer into the variable's stack slot.
+func (g *gen) assignVar(s *lang.AssignStmt, v *lang.VarExpr) error {
+	if !g.info.Types[v].IsScalar() {
+		return unsupported(s, "a "+g.info.Types[v].String()+" variable")
+	}
+	slot, ok := g.vars[v.Name]
+	if !ok {
+		var err error
+		if slot, err = g.frame.alloc(8); err != nil {
+			return err
+		}
+		g.vars[v.Name] = slot
+		// Variables start at zero, whichever branch assigns them first.
+		g.insns = append(asm.Instructions(zero8(slot)), g.insns...)
+	}
+	if err := g.expr(s.Value); err != nil {
+		return err
+	}
+	g.vs.pop(asm.R1)
+	if s.Op != "=" {
+		op, ok := aluOps[s.Op[:len(s.Op)-1]]
+		if !ok {
+			return unsupported(s, s.Op)
+		}
+		g.emit(asm.LoadMem(asm.R0, asm.RFP, slot, asm.DWord), op.Reg(asm.R0, asm.R1), asm.Mov.Reg(asm.R1, asm.R0))
+	}
+	g.emit(asm.StoreMem(asm.RFP, slot, asm.R1, asm.DWord))
+	return nil
+}
+
+// isInt reports whether every type is an integer or pointer (the key
+// layouts compiled so far).
+func allScalar(ts []types.Type) bool {
+	for _, t := range ts {
+		if !t.IsScalar() {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,58 @@
+package codegen
+
+import "github.com/cilium/ebpf/asm"
+
+// vstack is the register allocator. Expressions are evaluated as on a stack
+// machine: each intermediate value is an entry. The first entries live in the
+// callee-saved registers R6-R8, which survive helper calls; deeper entries
+// spill to stack slots. R0-R5 are scratch within a single primitive, since
+// every helper call clobbers them. So an expression of any depth compiles.
+type vstack struct {
+	g     *gen
+	depth int
+	slots []int16 // spill slot of entry i (for i >= len(vregs))
+}
+
+var vregs = []asm.Register{asm.R6, asm.R7, asm.R8}
+
+// push moves a scratch register's value onto the stack.
+func (v *vstack) push(src asm.Register) error {
+	i := v.depth
+	v.depth++
+	if i < len(vregs) {
+		if src != vregs[i] {
+			v.g.emit(asm.Mov.Reg(vregs[i], src))
+		}
+		return nil
+	}
+	slot, err := v.slot(i - len(vregs))
+	if err != nil {
+		return err
+	}
+	v.g.emit(asm.StoreMem(asm.RFP, slot, src, asm.DWord))
+	return nil
+}
+
+func (v *vstack) slot(k int) (int16, error) {
+	for len(v.slots) <= k {
+		off, err := v.g.frame.alloc(8)
+		if err != nil {
+			return 0, err
+		}
+		v.slots = append(v.slots, off)
+	}
+	return v.slots[k], nil
+}
+
+// pop moves the top entry into a scratch register.
+func (v *vstack) pop(dst asm.Register) {
+	v.depth--
+	i := v.depth
+	if i < len(vregs) {
+		if dst != vregs[i] {
+			v.g.emit(asm.Mov.Reg(dst, vregs[i]))
+		}
+		return
+	}
+	v.g.emit(asm.LoadMem(dst, asm.RFP, v.slots[i-len(vregs)], asm.DWord))
+}
