@@ -46,3 +46,14 @@ func FuzzParseCheck(f *testing.F) {
 		_ = d.Error()
 	})
 }
+
+// BenchmarkCheckUnknownFunction measures the error path of a misspelt
+// function name: the hint compares it with every function in BTF.
+func BenchmarkCheckUnknownFunction(b *testing.B) {
+	spec := kernelBTF(b)
+	src := &lang.Source{Name: "b.st", Text: "kprobe:tcp_v4_rvc_handler { }"}
+	for b.Loop() {
+		s, _ := lang.Parse(src)
+		check.Check(s, check.Options{BTF: spec})
+	}
+}
