@@ -21,9 +21,11 @@ var (
 	btfErr  error
 )
 
+func loadBTF() { btfSpec, btfErr = btf.LoadKernelSpec() }
+
 func compile(t *testing.T, text string) *codegen.Output {
 	t.Helper()
-	btfOnce.Do(func() { btfSpec, btfErr = btf.LoadKernelSpec() })
+	btfOnce.Do(loadBTF)
 	if btfErr != nil {
 		t.Skipf("no kernel BTF: %v", btfErr)
 	}

@@ -8,7 +8,9 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/skbtrace/skbtrace/check"
+	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/runtime"
 )
 
 // compileAndRun parses and checks the script, then dumps or runs it.
@@ -28,7 +30,7 @@ func compileAndRun(o options, src *lang.Source, params []string, stdout, stderr 
 	}
 	if o.dump {
 		lang.DumpWith(stdout, script, info.Describe)
-		return 0
+		return dumpCode(o, script, info, stdout, stderr)
 	}
 	fmt.Fprintln(stderr, "skbtrace: the script is valid; code generation is not built yet (use -d to see the tree)")
 	return 1
@@ -59,4 +61,29 @@ func loadBTF(file string) (*btf.Spec, error) {
 		return nil, fmt.Errorf("this kernel has no BTF (/sys/kernel/btf/vmlinux): %w; pass --btf FILE", err)
 	}
 	return s, nil
+}
+
+// dumpCode prints each program's instructions and, where the kernel lets it
+// load, how many instructions the verifier processed.
+func dumpCode(o options, script *lang.Script, info *check.Info, stdout, stderr io.Writer) int {
+	out, err := codegen.Compile(script, info)
+	if err != nil {
+		fmt.Fprintf(stderr, "skbtrace: code generation: %v\n", err)
+		return 1
+	}
+	verified := map[string]uint32{}
+	if coll, err := runtime.Load(out, o.verbose); err != nil {
+		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
+	} else {
+		verified = runtime.Verified(coll)
+		coll.Close()
+	}
+	for _, p := range out.Programs {
+		fmt.Fprintf(stdout, "\nprogram %s: %s (%s, %d instructions", p.Name, p.Spec.Spec.Text, p.Prog.Type, len(p.Prog.Instructions))
+		if n, ok := verified[p.Name]; ok {
+			fmt.Fprintf(stdout, ", verifier processed %d", n)
+		}
+		fmt.Fprintf(stdout, ")\n%v", p.Prog.Instructions)
+	}
+	return 0
 }

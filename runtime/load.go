@@ -1,0 +1,63 @@
+// Package runtime loads compiled scripts into the kernel, attaches them, and
+// formats what they report.
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/skbtrace/skbtrace/codegen"
+)
+
+// Load loads every program and map of a compiled script. Kernel errors are
+// translated into what is missing and what to do; verbose keeps the
+// verifier's whole log in the message.
+func Load(out *codegen.Output, verbose bool) (*ebpf.Collection, error) {
+	cs := &ebpf.CollectionSpec{Maps: out.Maps, Programs: map[string]*ebpf.ProgramSpec{}}
+	for _, p := range out.Programs {
+		cs.Programs[p.Name] = p.Prog
+	}
+	coll, err := ebpf.NewCollection(cs)
+	if err != nil {
+		return nil, translateLoadError(out, err, verbose)
+	}
+	return coll, nil
+}
+
+func translateLoadError(out *codegen.Output, err error, verbose bool) error {
+	var ve *ebpf.VerifierError
+	switch {
+	case errors.Is(err, os.ErrPermission):
+		return fmt.Errorf("the kernel refused to load eBPF programs: run skbtrace as root (it needs CAP_BPF and CAP_PERFMON)")
+	case errors.As(err, &ve):
+		if verbose {
+			return fmt.Errorf("the kernel's verifier rejected the program:\n%+v", ve)
+		}
+		last := ""
+		if n := len(ve.Log); n > 0 {
+			last = strings.TrimSpace(ve.Log[n-1])
+		}
+		return fmt.Errorf("the kernel's verifier rejected the program (%s); this is a bug in skbtrace's code generation, please report it with the output of -v", last)
+	case errors.Is(err, ebpf.ErrNotSupported):
+		return fmt.Errorf("this kernel lacks a feature the script needs: %v", err)
+	}
+	return fmt.Errorf("load: %w", err)
+}
+
+// Verified reports how many instructions the verifier processed for each
+// loaded program, by program name.
+func Verified(coll *ebpf.Collection) map[string]uint32 {
+	out := map[string]uint32{}
+	for name, p := range coll.Programs {
+		if info, err := p.Info(); err == nil {
+			if n, ok := info.VerifiedInstructions(); ok {
+				out[name] = n
+			}
+		}
+	}
+	return out
+}
