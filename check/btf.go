@@ -36,18 +36,21 @@ func (c *checker) fromBTF(t btf.Type) (types.Type, bool) {
 	return types.Bad, false
 }
 
+// membersOf returns the members of a struct or union, nil for other types.
+func membersOf(t btf.Type) []btf.Member {
+	switch u := btf.UnderlyingType(t).(type) {
+	case *btf.Struct:
+		return u.Members
+	case *btf.Union:
+		return u.Members
+	}
+	return nil
+}
+
 // findMember looks a member up by name in a struct or union, descending into
 // anonymous members; the offset is in bits from the start of t.
 func findMember(t btf.Type, name string) (btf.Member, uint32, bool) {
-	var members []btf.Member
-	switch u := btf.UnderlyingType(t).(type) {
-	case *btf.Struct:
-		members = u.Members
-	case *btf.Union:
-		members = u.Members
-	default:
-		return btf.Member{}, 0, false
-	}
+	members := membersOf(t)
 	for _, m := range members {
 		if m.Name == name {
 			return m, uint32(m.Offset), true
@@ -65,15 +68,8 @@ func findMember(t btf.Type, name string) (btf.Member, uint32, bool) {
 
 // memberNames lists a struct's member names, anonymous members flattened, for hints.
 func memberNames(t btf.Type) []string {
-	var members []btf.Member
-	switch u := btf.UnderlyingType(t).(type) {
-	case *btf.Struct:
-		members = u.Members
-	case *btf.Union:
-		members = u.Members
-	}
 	var out []string
-	for _, m := range members {
+	for _, m := range membersOf(t) {
 		if m.Name == "" {
 			out = append(out, memberNames(m.Type)...)
 		} else {

@@ -3,34 +3,15 @@ package check_test
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/skbtrace/skbtrace/check"
+	"github.com/skbtrace/skbtrace/internal/golden"
 	"github.com/skbtrace/skbtrace/lang"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
-
-func compareGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
 
 func parseAndCheck(t *testing.T, file string) (*lang.Script, *check.Info, error) {
 	t.Helper()
@@ -63,7 +44,7 @@ func TestBadScripts(t *testing.T) {
 			if !errors.As(err, &d) {
 				t.Fatalf("not a diagnostic: %v", err)
 			}
-			compareGolden(t, strings.TrimSuffix(file, ".st")+".err", []byte(d.Error()))
+			golden.Compare(t, strings.TrimSuffix(file, ".st")+".err", []byte(d.Error()))
 		})
 	}
 }
@@ -83,7 +64,7 @@ func TestGoodScripts(t *testing.T) {
 			}
 			var got bytes.Buffer
 			lang.DumpWith(&got, script, info.Describe)
-			compareGolden(t, strings.TrimSuffix(file, ".st")+".types", got.Bytes())
+			golden.Compare(t, strings.TrimSuffix(file, ".st")+".types", got.Bytes())
 		})
 	}
 }

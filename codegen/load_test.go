@@ -23,7 +23,7 @@ var (
 
 func loadBTF() { btfSpec, btfErr = btf.LoadKernelSpec() }
 
-func compile(t *testing.T, text string) *codegen.Output {
+func compile(t testing.TB, text string) *codegen.Output {
 	t.Helper()
 	btfOnce.Do(loadBTF)
 	if btfErr != nil {

@@ -121,22 +121,39 @@ func (g *gen) logical(e *lang.BinaryExpr) error {
 
 // cond evaluates c ? a : b; both branches leave one entry on the stack.
 func (g *gen) cond(e *lang.CondExpr) error {
+	value := func(x lang.Expr) func() error {
+		return func() error {
+			if err := g.expr(x); err != nil {
+				return err
+			}
+			g.vs.pop(asm.R0)
+			return nil
+		}
+	}
+	if err := g.ifElse(e.Cond, value(e.Then), value(e.Else)); err != nil {
+		return err
+	}
+	return g.vs.push(asm.R0)
+}
+
+// ifElse emits `if (cond) then() else els()`; els may be nil.
+func (g *gen) ifElse(cond lang.Expr, then, els func() error) error {
 	elseL, done := g.label("else"), g.label("endif")
-	if err := g.expr(e.Cond); err != nil {
+	if err := g.expr(cond); err != nil {
 		return err
 	}
 	g.vs.pop(asm.R0)
 	g.emit(asm.JEq.Imm(asm.R0, 0, elseL))
-	if err := g.expr(e.Then); err != nil {
+	if err := then(); err != nil {
 		return err
 	}
-	g.vs.pop(asm.R0)
 	g.emit(asm.Ja.Label(done))
 	g.mark(elseL)
-	if err := g.expr(e.Else); err != nil {
-		return err
+	if els != nil {
+		if err := els(); err != nil {
+			return err
+		}
 	}
-	g.vs.pop(asm.R0)
 	g.mark(done)
-	return g.vs.push(asm.R0)
+	return nil
 }

@@ -21,24 +21,11 @@ func (g *gen) stmt(s lang.Stmt) error {
 	case *lang.Block:
 		return g.block(s)
 	case *lang.IfStmt:
-		elseL, done := g.label("else"), g.label("endif")
-		if err := g.expr(s.Cond); err != nil {
-			return err
-		}
-		g.vs.pop(asm.R0)
-		g.emit(asm.JEq.Imm(asm.R0, 0, elseL))
-		if err := g.block(s.Then); err != nil {
-			return err
-		}
-		g.emit(asm.Ja.Label(done))
-		g.mark(elseL)
+		var els func() error
 		if s.Else != nil {
-			if err := g.stmt(s.Else); err != nil {
-				return err
-			}
+			els = func() error { return g.stmt(s.Else) }
 		}
-		g.mark(done)
-		return nil
+		return g.ifElse(s.Cond, func() error { return g.block(s.Then) }, els)
 	case *lang.AssignStmt:
 		switch t := s.Target.(type) {
 		case *lang.VarExpr:

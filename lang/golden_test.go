@@ -2,16 +2,14 @@ package lang_test
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/skbtrace/skbtrace/internal/golden"
 	"github.com/skbtrace/skbtrace/lang"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // TestParseGolden parses each testdata/parse/*.st and compares the tree with
 // its .tree golden file.
@@ -32,24 +30,7 @@ func TestParseGolden(t *testing.T) {
 			}
 			var got bytes.Buffer
 			lang.Dump(&got, script)
-			compareGolden(t, strings.TrimSuffix(file, ".st")+".tree", got.Bytes())
+			golden.Compare(t, strings.TrimSuffix(file, ".st")+".tree", got.Bytes())
 		})
-	}
-}
-
-func compareGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", path, got, want)
 	}
 }

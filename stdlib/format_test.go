@@ -3,6 +3,9 @@ package stdlib
 import (
 	"reflect"
 	"testing"
+
+	// The -update flag of golden files is defined there; `go test ./... -update` needs every package to accept it.
+	_ "github.com/skbtrace/skbtrace/internal/golden"
 )
 
 func TestParseFormat(t *testing.T) {

@@ -163,13 +163,7 @@ var Funcs = []*Func{
 	}},
 }
 
-var funcIndex = func() map[string]*Func {
-	m := make(map[string]*Func, len(Funcs))
-	for _, f := range Funcs {
-		m[f.Name] = f
-	}
-	return m
-}()
+var funcIndex = byName(Funcs, func(f *Func) string { return f.Name })
 
 // LookupFunc finds a builtin function.
 func LookupFunc(name string) *Func { return funcIndex[name] }

@@ -91,13 +91,16 @@ var Fields = []*Field{
 	{Name: "retval", Doc: "the return value, on kretprobe and fexit", Type: types.S64, Needs: NeedRetval, Src: ctx()},
 }
 
-var fieldIndex = func() map[string]*Field {
-	m := make(map[string]*Field, len(Fields))
-	for _, f := range Fields {
-		m[f.Name] = f
+// byName indexes a table by its entries' names.
+func byName[T any](items []T, name func(T) string) map[string]T {
+	m := make(map[string]T, len(items))
+	for _, it := range items {
+		m[name(it)] = it
 	}
 	return m
-}()
+}
+
+var fieldIndex = byName(Fields, func(f *Field) string { return f.Name })
 
 // LookupField finds a field or context value by name.
 func LookupField(name string) *Field { return fieldIndex[name] }
@@ -136,13 +139,7 @@ var Consts = []*Const{
 	pkt("host", 0), pkt("broadcast", 1), pkt("multicast", 2), pkt("otherhost", 3), pkt("outgoing", 4), pkt("loopback", 5),
 }
 
-var constIndex = func() map[string]*Const {
-	m := make(map[string]*Const, len(Consts))
-	for _, c := range Consts {
-		m[c.Name] = c
-	}
-	return m
-}()
+var constIndex = byName(Consts, func(c *Const) string { return c.Name })
 
 // LookupConst finds a named constant.
 func LookupConst(name string) *Const { return constIndex[name] }

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	// The -update flag of golden files is defined there; `go test ./... -update` needs every package to accept it.
+	_ "github.com/skbtrace/skbtrace/internal/golden"
 )
 
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
