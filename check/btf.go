@@ -47,9 +47,9 @@ func membersOf(t btf.Type) []btf.Member {
 	return nil
 }
 
-// findMember looks a member up by name in a struct or union, descending into
+// FindMember looks a member up by name in a struct or union, descending into
 // anonymous members; the offset is in bits from the start of t.
-func findMember(t btf.Type, name string) (btf.Member, uint32, bool) {
+func FindMember(t btf.Type, name string) (btf.Member, uint32, bool) {
 	members := membersOf(t)
 	for _, m := range members {
 		if m.Name == name {
@@ -58,7 +58,7 @@ func findMember(t btf.Type, name string) (btf.Member, uint32, bool) {
 	}
 	for _, m := range members {
 		if m.Name == "" {
-			if inner, off, ok := findMember(m.Type, name); ok {
+			if inner, off, ok := FindMember(m.Type, name); ok {
 				return inner, uint32(m.Offset) + off, true
 			}
 		}
@@ -81,7 +81,7 @@ func memberNames(t btf.Type) []string {
 
 // resolveMember resolves one `.name` or `->name` on a struct type.
 func (c *checker) resolveMember(structType btf.Type, name string, deref bool) (Member, bool) {
-	m, off, ok := findMember(structType, name)
+	m, off, ok := FindMember(structType, name)
 	if !ok {
 		return Member{}, false
 	}

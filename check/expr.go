@@ -107,7 +107,7 @@ func (c *checker) ident(e *lang.Ident) types.Type {
 	if c.ctx.Skb {
 		// Where an skb is known, a bare name may be any member of struct
 		// sk_buff, as in ipftrace2: `truesize`, `data_len`, `queue_mapping`.
-		if _, _, ok := findMember(c.info.SkbType, e.Name); ok {
+		if _, _, ok := FindMember(c.info.SkbType, e.Name); ok {
 			f := c.memberFields[e.Name]
 			if f == nil {
 				f = &stdlib.Field{Name: e.Name, Doc: "skb->" + e.Name, Needs: stdlib.NeedSkb, Src: stdlib.Source{Kind: stdlib.SrcSkbPath, Path: []string{e.Name}}}

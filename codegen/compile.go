@@ -1,6 +1,7 @@
 package codegen
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/cilium/ebpf"
@@ -26,7 +27,15 @@ type Program struct {
 	Spec  *check.SpecInfo
 	Name  string
 	Prog  *ebpf.ProgramSpec
+	// SkbArg is, for skb: probes, the argument position of the skb this
+	// program reads; the runtime attaches it to the functions whose skb is
+	// there. -1 for other probes.
+	SkbArg int
 }
+
+// SkbArgs are the argument positions skb: programs are generated for: the
+// skb is among the first five arguments of nearly every function taking one.
+const SkbArgs = 5
 
 // Output is a compiled script: its programs and the maps they share.
 type Output struct {
@@ -40,11 +49,32 @@ func Compile(s *lang.Script, info *check.Info) (*Output, error) {
 	ms := &mapSet{info: info, specs: out.Maps}
 	for pi, p := range s.Probes {
 		for si, spec := range info.Probes[p].Specs {
-			prog, err := compileProbe(info, ms, p, spec, fmt.Sprintf("p%d_%d", pi, si))
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", spec.Spec.Text, err)
+			name := fmt.Sprintf("p%d_%d", pi, si)
+			args := []int{-1}
+			if spec.Spec.Kind == lang.ProbeSkb {
+				args = args[:0]
+				for a := 0; a < SkbArgs; a++ {
+					args = append(args, a)
+				}
 			}
-			out.Programs = append(out.Programs, prog)
+			for _, a := range args {
+				n := name
+				if a >= 0 {
+					n = fmt.Sprintf("%s_skb%d", name, a)
+				}
+				prog, err := compileProbe(info, ms, p, spec, n, a)
+				var ue *unsupportedError
+				if errors.As(err, &ue) {
+					// Point at the script, as the checker does.
+					d := &lang.Diagnostics{Src: s.Src}
+					d.Add(ue.span, "", "%s is not compiled yet", ue.what)
+					return nil, d
+				}
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", spec.Spec.Text, err)
+				}
+				out.Programs = append(out.Programs, prog)
+			}
 		}
 	}
 	return out, nil
@@ -64,6 +94,8 @@ type gen struct {
 	labels int
 	// scratch is the slot probe reads land in (0 until allocated).
 	scratch int16
+	// skbArg is the skb's argument position in skb: programs, else -1.
+	skbArg int
 }
 
 func (g *gen) emit(ins ...asm.Instruction) { g.insns = append(g.insns, ins...) }
@@ -81,8 +113,8 @@ func (g *gen) mark(label string) {
 
 const exitLabel = "exit"
 
-func compileProbe(info *check.Info, ms *mapSet, p *lang.Probe, spec *check.SpecInfo, name string) (*Program, error) {
-	g := &gen{info: info, maps: ms, probe: p, spec: spec, vars: map[string]int16{}}
+func compileProbe(info *check.Info, ms *mapSet, p *lang.Probe, spec *check.SpecInfo, name string, skbArg int) (*Program, error) {
+	g := &gen{info: info, maps: ms, probe: p, spec: spec, vars: map[string]int16{}, skbArg: skbArg}
 	g.vs.g = g
 	ps := &ebpf.ProgramSpec{Name: name, License: "GPL"}
 	switch spec.Spec.Kind {
@@ -98,6 +130,11 @@ func compileProbe(info *check.Info, ms *mapSet, p *lang.Probe, spec *check.SpecI
 	case lang.ProbeKprobe:
 		g.ctx = ctxRegs
 		ps.Type, ps.AttachTo = ebpf.Kprobe, spec.Spec.Target
+	case lang.ProbeSkb:
+		// The kprobe form; the runtime attaches it with kprobe-multi or
+		// kprobes, to every function whose skb is at argument skbArg.
+		g.ctx = ctxRegs
+		ps.Type = ebpf.Kprobe
 	default:
 		return nil, fmt.Errorf("%s probes are not compiled yet", spec.Spec.Kind)
 	}
@@ -118,11 +155,19 @@ func compileProbe(info *check.Info, ms *mapSet, p *lang.Probe, spec *check.SpecI
 		asm.Return(),
 	)
 	ps.Instructions = g.insns
-	return &Program{Probe: p, Spec: spec, Name: name, Prog: ps}, nil
+	return &Program{Probe: p, Spec: spec, Name: name, Prog: ps, SkbArg: skbArg}, nil
 }
 
-// unsupported reports a construct the generator does not handle yet.
+// unsupportedError is a construct the generator does not handle yet.
+type unsupportedError struct {
+	span lang.Span
+	what string
+}
+
+func (e *unsupportedError) Error() string {
+	return fmt.Sprintf("%s: %s is not compiled yet", e.span.Start, e.what)
+}
+
 func unsupported(n lang.Node, what string) error {
-	sp := n.Span()
-	return fmt.Errorf("%d:%d: %s is not compiled yet", sp.Start.Line, sp.Start.Col, what)
+	return &unsupportedError{span: n.Span(), what: what}
 }

@@ -97,16 +97,25 @@ func (g *gen) field(e *lang.Ident, f *stdlib.Field) error {
 		return g.readPath(path, g.info.Types[e], f.Src.BigEndian)
 	case stdlib.SrcContext:
 		return g.context(e, f)
+	case stdlib.SrcHeader:
+		if !g.info.Types[e].IsScalar() {
+			return unsupported(e, f.Name)
+		}
+		return g.header(f)
 	}
 	return unsupported(e, f.Name)
 }
 
 // skbPtr pushes the skb pointer.
 func (g *gen) skbPtr() error {
-	if g.spec.SkbParam < 0 {
+	arg := g.skbArg
+	if g.spec.SkbParam >= 0 {
+		arg = g.spec.Params[g.spec.SkbParam].Index
+	}
+	if arg < 0 {
 		return unsupported(g.probe, "an skb in this probe")
 	}
-	if err := g.loadArg(asm.R0, g.spec.Params[g.spec.SkbParam].Index); err != nil {
+	if err := g.loadArg(asm.R0, arg); err != nil {
 		return err
 	}
 	return g.vs.push(asm.R0)
@@ -125,6 +134,9 @@ func (g *gen) context(e *lang.Ident, f *stdlib.Field) error {
 		}
 	case "nsecs":
 		g.emit(asm.FnKtimeGetNs.Call())
+	case "func":
+		// The traced function's address; the runtime prints its symbol.
+		g.emit(asm.Mov.Reg(asm.R1, asm.R9), asm.FnGetFuncIp.Call())
 	case "reason":
 		if g.spec.ReasonParam < 0 {
 			g.emit(asm.Mov.Imm(asm.R0, 0))
@@ -190,14 +202,9 @@ func (g *gen) readScalar(off uint32, m check.Member, t types.Type, bigEndian boo
 	}
 	g.vs.pop(asm.R3)
 	g.emit(zero8(slot)...)
-	g.emit(
-		asm.Add.Imm(asm.R3, int32(off/8)),
-		asm.Mov.Reg(asm.R1, asm.RFP),
-		asm.Add.Imm(asm.R1, int32(slot)),
-		asm.Mov.Imm(asm.R2, int32(size)),
-		asm.FnProbeReadKernel.Call(),
-		asm.LoadMem(asm.R0, asm.RFP, slot, asm.DWord),
-	)
+	g.emit(asm.Add.Imm(asm.R3, int32(off/8)))
+	g.probeRead(slot, size)
+	g.emit(asm.LoadMem(asm.R0, asm.RFP, slot, asm.DWord))
 	if m.BitfieldSize > 0 {
 		g.emit(asm.RSh.Imm(asm.R0, shift))
 		g.emit(asm.LSh.Imm(asm.R0, int32(64-m.BitfieldSize)), asm.RSh.Imm(asm.R0, int32(64-m.BitfieldSize)))

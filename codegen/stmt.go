@@ -34,8 +34,8 @@ func (g *gen) stmt(s lang.Stmt) error {
 			return g.assignMap(s, t)
 		}
 	case *lang.ExprStmt:
-		if c, ok := s.X.(*lang.CallExpr); ok && c.Name == "exit" {
-			return unsupported(s, "exit()")
+		if c, ok := s.X.(*lang.CallExpr); ok {
+			return unsupported(s, c.Name+"()")
 		}
 	}
 	return unsupported(s, "this statement")

@@ -68,8 +68,7 @@ func loadBTF(file string) (*btf.Spec, error) {
 func dumpCode(o options, script *lang.Script, info *check.Info, stdout, stderr io.Writer) int {
 	out, err := codegen.Compile(script, info)
 	if err != nil {
-		fmt.Fprintf(stderr, "skbtrace: code generation: %v\n", err)
-		return 1
+		return report(stderr, err)
 	}
 	verified := map[string]uint32{}
 	if coll, err := runtime.Load(out, o.verbose); err != nil {

@@ -45,9 +45,9 @@ func TestBadScriptExitsOne(t *testing.T) {
 
 // TestDumpPrintsTypedTree checks -d: the tree with the checker's types.
 func TestDumpPrintsTypedTree(t *testing.T) {
-	// skb: probes are not compiled yet: -d prints the tree, then says so.
+	// print() is not compiled yet: -d prints the tree, then says so.
 	_, out, errs := runCLI(t, "-d", "-e", "skb:* /mark==0xdeadbeef/ < print(len, dev) >")
-	if !strings.Contains(errs, "skb probes are not compiled yet") {
+	if !strings.Contains(errs, "cmdline:1:28: print() is not compiled yet") {
 		t.Errorf("stderr: %q", errs)
 	}
 	for _, want := range []string{
