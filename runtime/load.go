@@ -31,6 +31,13 @@ func Load(out *codegen.Output, verbose bool) (*ebpf.Collection, error) {
 func translateLoadError(out *codegen.Output, err error, verbose bool) error {
 	var ve *ebpf.VerifierError
 	switch {
+	case errors.Is(err, os.ErrPermission) && os.Geteuid() == 0:
+		for _, p := range out.Programs {
+			if p.Prog.AttachType == ebpf.AttachTraceFEntry || p.Prog.AttachType == ebpf.AttachTraceFExit {
+				return fmt.Errorf("this kernel refuses fentry/fexit programs even to root (kernel lockdown or a BPF LSM policy); use tracepoint: or kprobe: instead")
+			}
+		}
+		return fmt.Errorf("the kernel refused to load the programs even to root (kernel lockdown or a BPF LSM policy): %w", err)
 	case errors.Is(err, os.ErrPermission):
 		return fmt.Errorf("the kernel refused to load eBPF programs: run skbtrace as root (it needs CAP_BPF and CAP_PERFMON)")
 	case errors.As(err, &ve):

@@ -32,8 +32,7 @@ func compileAndRun(o options, src *lang.Source, params []string, stdout, stderr 
 		lang.DumpWith(stdout, script, info.Describe)
 		return dumpCode(o, script, info, stdout, stderr)
 	}
-	fmt.Fprintln(stderr, "skbtrace: the script is valid; code generation is not built yet (use -d to see the tree)")
-	return 1
+	return trace(o, script, info, stdout, stderr)
 }
 
 // report prints a script's diagnostics, or any other error, and returns the

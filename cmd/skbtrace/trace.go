@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/skbtrace/skbtrace/check"
+	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/runtime"
+)
+
+// trace compiles, attaches and traces until Ctrl-C, SIGTERM, --duration or
+// the end of -c's command; then it detaches and prints the maps.
+func trace(o options, script *lang.Script, info *check.Info, stdout, stderr io.Writer) int {
+	var limit time.Duration
+	if o.duration != "" {
+		d, err := time.ParseDuration(o.duration)
+		if err != nil || d <= 0 {
+			fmt.Fprintf(stderr, "skbtrace: --duration takes a positive duration such as 10s or 500ms, not %q\n", o.duration)
+			return 1
+		}
+		limit = d
+	}
+	out, err := codegen.Compile(script, info)
+	if err != nil {
+		return report(stderr, err)
+	}
+	w := stdout
+	if o.output != "" {
+		f, err := os.Create(o.output)
+		if err != nil {
+			fmt.Fprintf(stderr, "skbtrace: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		w = f
+	}
+	sess, err := runtime.Start(out, info, o.verbose)
+	if err != nil {
+		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
+		return 1
+	}
+	defer sess.Close()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if limit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
+	}
+	noun := "probes"
+	if len(out.Programs) == 1 {
+		noun = "probe"
+	}
+	fmt.Fprintf(stderr, "skbtrace: tracing %d %s; Ctrl-C to end\n", len(out.Programs), noun)
+	status := 0
+	if o.command != "" {
+		status = runCommand(ctx, o.command, stderr)
+	} else {
+		<-ctx.Done()
+	}
+	sess.Detach()
+	if err := sess.PrintMaps(w); err != nil {
+		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
+		return 1
+	}
+	return status
+}
+
+// runCommand runs -c's command under sh and waits for it, or for the end of
+// tracing, whichever comes first.
+func runCommand(ctx context.Context, command string, stderr io.Writer) int {
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, stderr, stderr
+	if err := cmd.Run(); err != nil && ctx.Err() == nil {
+		if _, ok := err.(*exec.ExitError); !ok {
+			fmt.Fprintf(stderr, "skbtrace: -c: %v\n", err)
+			return 1
+		}
+	}
+	return 0
+}

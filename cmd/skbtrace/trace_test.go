@@ -1,0 +1,109 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+)
+
+// closedUDPPort returns a loopback UDP port nobody listens on.
+func closedUDPPort(t *testing.T) int {
+	t.Helper()
+	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := pc.LocalAddr().(*net.UDPAddr).Port
+	pc.Close()
+	return port
+}
+
+// TestTraceDropsEndToEnd runs skbtrace with -c: the command sends datagrams
+// to a closed port on loopback, and skbtrace prints the maps it filled when
+// the command exits: counts equal to the packets sent, keys from the packets.
+func TestTraceDropsEndToEnd(t *testing.T) {
+	port := closedUDPPort(t)
+	const sent = 4
+	script := fmt.Sprintf(`tracepoint:skb:kfree_skb /dport == %d/ { @[reason] = count(); @bytes[l4proto, dport] = sum(len) }`, port)
+	traffic := fmt.Sprintf(`bash -c 'for i in $(seq %d); do printf abcde > /dev/udp/127.0.0.1/%d; done'`, sent, port)
+	code, out, errs := runCLI(t, "-e", script, "-c", traffic)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	want := fmt.Sprintf("@[NO_SOCKET]: %d\n\n@bytes[udp, %d]: %d\n", sent, port, sent*(8+5))
+	if out != want {
+		t.Errorf("output:\n%s\nwant:\n%s", out, want)
+	}
+	if !strings.Contains(errs, "tracing 1 probe;") {
+		t.Errorf("stderr: %q", errs)
+	}
+}
+
+// TestNothingStaysAttached checks that after skbtrace returns, no program it
+// loaded is left in the kernel.
+func TestNothingStaysAttached(t *testing.T) {
+	before := programIDs(t)
+	code, _, errs := runCLI(t, "-e", `tracepoint:skb:kfree_skb { @[reason] = count() }`, "--duration", "50ms")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	// The kernel frees a program after an RCU grace period once its last
+	// reference is gone: wait for that, within a bound.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var left []string
+		for id := range programIDs(t) {
+			if !before[id] {
+				if p, err := ebpf.NewProgramFromID(id); err == nil {
+					info, _ := p.Info()
+					p.Close()
+					left = append(left, fmt.Sprintf("%d (%s)", id, info.Name))
+				}
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("programs still loaded 5s after skbtrace returned: %v", left)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func programIDs(t *testing.T) map[ebpf.ProgramID]bool {
+	t.Helper()
+	ids := map[ebpf.ProgramID]bool{}
+	var id ebpf.ProgramID
+	for {
+		next, err := ebpf.ProgramGetNextID(id)
+		if err != nil {
+			return ids
+		}
+		ids[next] = true
+		id = next
+	}
+}
+
+// TestKernelLimitsAreExplained checks the messages for what this kind of
+// kernel may lack: kprobes (CONFIG_KPROBES) and fentry (refused to root).
+// Where the kernel has the feature, the probe attaches and the test says so.
+func TestKernelLimitsAreExplained(t *testing.T) {
+	for _, tc := range []struct{ script, want string }{
+		{`kprobe:tcp_v4_rcv { @[len] = count() }`, "this kernel has no kprobes"},
+		{`fentry:tcp_v4_rcv { @[len] = count() }`, "this kernel refuses fentry/fexit programs"},
+	} {
+		code, _, errs := runCLI(t, "-e", tc.script, "--duration", "10ms")
+		if code == 0 {
+			t.Logf("%s: attached; this kernel has the feature", tc.script)
+			continue
+		}
+		if !strings.Contains(errs, tc.want) {
+			t.Errorf("%s: stderr %q, want %q", tc.script, errs, tc.want)
+		}
+	}
+}

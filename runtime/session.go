@@ -1,0 +1,96 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+
+	"github.com/skbtrace/skbtrace/check"
+	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/lang"
+)
+
+// Session is a loaded, attached script.
+type Session struct {
+	out   *codegen.Output
+	info  *check.Info
+	coll  *ebpf.Collection
+	links []link.Link
+	fmt   *formatter
+}
+
+// Start loads a compiled script and attaches every program. On error,
+// whatever was attached is detached again.
+func Start(out *codegen.Output, info *check.Info, verbose bool) (*Session, error) {
+	for _, p := range out.Programs {
+		if p.SkbArg >= 0 {
+			return nil, fmt.Errorf("%s: attaching skb: probes needs function discovery, which is not built yet; trace a tracepoint such as tracepoint:skb:kfree_skb, or one function with fentry:/kprobe:", p.Spec.Spec.Text)
+		}
+	}
+	coll, err := Load(out, verbose)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{out: out, info: info, coll: coll, fmt: newFormatter()}
+	for _, p := range out.Programs {
+		l, err := attach(p, coll.Programs[p.Name])
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.links = append(s.links, l)
+	}
+	return s, nil
+}
+
+func attach(p *codegen.Program, prog *ebpf.Program) (link.Link, error) {
+	spec := p.Spec.Spec
+	switch spec.Kind {
+	case lang.ProbeTracepoint, lang.ProbeFentry, lang.ProbeFexit:
+		l, err := link.AttachTracing(link.TracingOptions{Program: prog, AttachType: p.Prog.AttachType})
+		if err != nil {
+			return nil, fmt.Errorf("attach %s: %w", spec.Text, explainAttach(err, string(spec.Kind)))
+		}
+		return l, nil
+	case lang.ProbeKprobe:
+		l, err := link.Kprobe(spec.Target, prog, nil)
+		if err != nil {
+			return nil, fmt.Errorf("attach %s: %w", spec.Text, explainAttach(err, "kprobe"))
+		}
+		return l, nil
+	}
+	return nil, fmt.Errorf("attach %s: %s probes are not attached yet", spec.Text, spec.Kind)
+}
+
+// explainAttach says which kernel feature is missing.
+func explainAttach(err error, what string) error {
+	switch {
+	case errors.Is(err, os.ErrNotExist) && what == "kprobe":
+		return fmt.Errorf("this kernel has no kprobes (CONFIG_KPROBES is off, or the function cannot be probed); use a tracepoint or fentry: (%w)", err)
+	case errors.Is(err, os.ErrPermission):
+		return fmt.Errorf("the kernel refused (%w): run as root; some kernels also refuse fentry/fexit, use a tracepoint there", err)
+	case errors.Is(err, ebpf.ErrNotSupported):
+		return fmt.Errorf("this kernel does not support %s programs (%w)", what, err)
+	}
+	return err
+}
+
+// Close detaches every program and frees the maps.
+func (s *Session) Close() {
+	s.Detach()
+	if s.coll != nil {
+		s.coll.Close()
+		s.coll = nil
+	}
+}
+
+// Detach detaches the programs but keeps the maps, so they can be printed.
+func (s *Session) Detach() {
+	for _, l := range s.links {
+		l.Close()
+	}
+	s.links = nil
+}
