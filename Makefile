@@ -18,7 +18,7 @@ test: vet
 	$(GO) test -count=1 ./...
 
 fuzz:
-	$(GO) test ./check -run '^$$' -fuzz FuzzParseCheck -fuzztime 10m -timeout 0
+	$(GO) test ./check -run '^$$' -fuzz FuzzParseCheck -fuzztime 10m -fuzzminimizetime 3s -timeout 0
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
