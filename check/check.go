@@ -45,6 +45,7 @@ func Check(s *lang.Script, opts Options) (*Info, error) {
 			Vars:     map[*lang.Probe]map[string]types.Type{},
 			SkbPaths: map[*stdlib.Field][]Member{},
 			Formats:  map[*lang.CallExpr][]stdlib.Verb{},
+			src:      s.Src,
 		},
 	}
 	if opts.BTF == nil {

@@ -40,6 +40,8 @@ type Info struct {
 	Formats map[*lang.CallExpr][]stdlib.Verb
 	// SkbType is struct sk_buff from the kernel's BTF.
 	SkbType *btf.Struct
+
+	src *lang.Source
 }
 
 // Const is a constant value: an integer or a string.
@@ -112,3 +114,6 @@ type Param struct {
 	Type  types.Type
 	BTF   btf.Type
 }
+
+// Text is an expression's source text: print() names its values by it.
+func (info *Info) Text(e lang.Expr) string { return info.src.Slice(e.Span()) }

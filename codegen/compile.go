@@ -37,10 +37,12 @@ type Program struct {
 // skb is among the first five arguments of nearly every function taking one.
 const SkbArgs = 5
 
-// Output is a compiled script: its programs and the maps they share.
+// Output is a compiled script: its programs, the maps they share, and the
+// layout of the records its printf and print calls write.
 type Output struct {
 	Programs []*Program
 	Maps     map[string]*ebpf.MapSpec
+	Events   []*Event
 }
 
 // Compile generates the programs of a checked script.
@@ -62,7 +64,7 @@ func Compile(s *lang.Script, info *check.Info) (*Output, error) {
 				if a >= 0 {
 					n = fmt.Sprintf("%s_skb%d", name, a)
 				}
-				prog, err := compileProbe(info, ms, p, spec, n, a)
+				prog, err := compileProbe(info, ms, out, p, spec, n, a)
 				var ue *unsupportedError
 				if errors.As(err, &ue) {
 					// Point at the script, as the checker does.
@@ -84,6 +86,7 @@ func Compile(s *lang.Script, info *check.Info) (*Output, error) {
 type gen struct {
 	info   *check.Info
 	maps   *mapSet
+	out    *Output
 	probe  *lang.Probe
 	spec   *check.SpecInfo
 	ctx    ctxKind
@@ -113,8 +116,8 @@ func (g *gen) mark(label string) {
 
 const exitLabel = "exit"
 
-func compileProbe(info *check.Info, ms *mapSet, p *lang.Probe, spec *check.SpecInfo, name string, skbArg int) (*Program, error) {
-	g := &gen{info: info, maps: ms, probe: p, spec: spec, vars: map[string]int16{}, skbArg: skbArg}
+func compileProbe(info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec *check.SpecInfo, name string, skbArg int) (*Program, error) {
+	g := &gen{info: info, maps: ms, out: out, probe: p, spec: spec, vars: map[string]int16{}, skbArg: skbArg}
 	g.vs.g = g
 	ps := &ebpf.ProgramSpec{Name: name, License: "GPL"}
 	switch spec.Spec.Kind {

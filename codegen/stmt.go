@@ -35,6 +35,10 @@ func (g *gen) stmt(s lang.Stmt) error {
 		}
 	case *lang.ExprStmt:
 		if c, ok := s.X.(*lang.CallExpr); ok {
+			switch c.Name {
+			case "printf", "print":
+				return g.output(s, c)
+			}
 			return unsupported(s, c.Name+"()")
 		}
 	}

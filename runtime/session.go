@@ -3,10 +3,12 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
+	"github.com/cilium/ebpf/ringbuf"
 
 	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/codegen"
@@ -20,11 +22,14 @@ type Session struct {
 	coll  *ebpf.Collection
 	links []link.Link
 	fmt   *formatter
+	// events reads the ring buffer; done reports the reader's end.
+	events *ringbuf.Reader
+	done   chan error
 }
 
-// Start loads a compiled script and attaches every program. On error,
-// whatever was attached is detached again.
-func Start(out *codegen.Output, info *check.Info, verbose bool) (*Session, error) {
+// Start loads a compiled script, starts printing its records to w, and
+// attaches every program. On error, whatever was attached is detached again.
+func Start(out *codegen.Output, info *check.Info, w io.Writer, verbose bool) (*Session, error) {
 	for _, p := range out.Programs {
 		if p.SkbArg >= 0 {
 			return nil, fmt.Errorf("%s: attaching skb: probes needs function discovery, which is not built yet; trace a tracepoint such as tracepoint:skb:kfree_skb, or one function with fentry:/kprobe:", p.Spec.Spec.Text)
@@ -35,6 +40,16 @@ func Start(out *codegen.Output, info *check.Info, verbose bool) (*Session, error
 		return nil, err
 	}
 	s := &Session{out: out, info: info, coll: coll, fmt: newFormatter()}
+	if m := coll.Maps[codegen.EventsMap]; m != nil {
+		rd, err := ringbuf.NewReader(m)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("open the ring buffer: %w", err)
+		}
+		s.events, s.done = rd, make(chan error, 1)
+		pr := newPrinter(w, out.Events, s.fmt)
+		go func() { s.done <- pr.readEvents(rd) }()
+	}
 	for _, p := range out.Programs {
 		l, err := attach(p, coll.Programs[p.Name])
 		if err != nil {
@@ -87,10 +102,39 @@ func (s *Session) Close() {
 	}
 }
 
-// Detach detaches the programs but keeps the maps, so they can be printed.
-func (s *Session) Detach() {
+// Detach detaches the programs, then prints the records still in the ring
+// buffer. The maps stay, so they can be printed.
+func (s *Session) Detach() error {
 	for _, l := range s.links {
 		l.Close()
 	}
 	s.links = nil
+	if s.events == nil {
+		return nil
+	}
+	// Flush wakes the reader, which prints what is pending, then stops.
+	if err := s.events.Flush(); err != nil {
+		return err
+	}
+	err := <-s.done
+	s.events.Close()
+	s.events = nil
+	return err
+}
+
+// Lost is how many records the programs could not write to the ring buffer.
+func (s *Session) Lost() uint64 {
+	m := s.coll.Maps[codegen.LostMap]
+	if m == nil {
+		return 0
+	}
+	var perCPU []uint64
+	if err := m.Lookup(uint32(0), &perCPU); err != nil {
+		return 0
+	}
+	var n uint64
+	for _, v := range perCPU {
+		n += v
+	}
+	return n
 }

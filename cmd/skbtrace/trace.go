@@ -42,7 +42,7 @@ func trace(o options, script *lang.Script, info *check.Info, stdout, stderr io.W
 		defer f.Close()
 		w = f
 	}
-	sess, err := runtime.Start(out, info, o.verbose)
+	sess, err := runtime.Start(out, info, w, o.verbose)
 	if err != nil {
 		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
 		return 1
@@ -67,7 +67,13 @@ func trace(o options, script *lang.Script, info *check.Info, stdout, stderr io.W
 	} else {
 		<-ctx.Done()
 	}
-	sess.Detach()
+	if err := sess.Detach(); err != nil {
+		fmt.Fprintf(stderr, "skbtrace: reading events: %v\n", err)
+		status = 1
+	}
+	if n := sess.Lost(); n > 0 {
+		fmt.Fprintf(stderr, "skbtrace: %d events lost: the ring buffer was full\n", n)
+	}
 	if err := sess.PrintMaps(w); err != nil {
 		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
 		return 1

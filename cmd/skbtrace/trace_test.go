@@ -107,3 +107,38 @@ func TestKernelLimitsAreExplained(t *testing.T) {
 		}
 	}
 }
+
+// TestPrintAndPrintfEndToEnd checks event output: printf prints exactly its
+// format, print prints the columns and name=value pairs, with the values the
+// packets carried.
+func TestPrintAndPrintfEndToEnd(t *testing.T) {
+	port := closedUDPPort(t)
+	script := fmt.Sprintf(`tracepoint:skb:kfree_skb /dport == %d/ {
+		printf("drop %%s :%%u len=%%d dev=%%s proto=%%s\n", reason, dport, len, dev, l4proto);
+		print(len, dev, reason, dport, comm)
+	}`, port)
+	traffic := fmt.Sprintf(`bash -c 'for i in 1 2 3; do printf 1234567 > /dev/udp/127.0.0.1/%d; done'`, port)
+	code, out, errs := runCLI(t, "-e", script, "-c", traffic)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 6 {
+		t.Fatalf("want 6 lines, got %d:\n%s", len(lines), out)
+	}
+	wantPrintf := fmt.Sprintf("drop NO_SOCKET :%d len=15 dev=lo proto=udp", port)
+	wantPrint := fmt.Sprintf("kfree_skb                len=15 dev=lo reason=NO_SOCKET dport=%d comm=bash", port)
+	for i := 0; i < 6; i += 2 {
+		if lines[i] != wantPrintf {
+			t.Errorf("line %d: %q, want %q", i, lines[i], wantPrintf)
+		}
+		f := strings.Fields(lines[i+1])
+		// time, CPU, skb address, then the function and values.
+		if len(f) < 4 || len(f[0]) != len("15:04:05.000000") || !strings.HasPrefix(f[2], "0xffff") || !strings.HasSuffix(lines[i+1], wantPrint) {
+			t.Errorf("line %d: %q, want time cpu skb and %q", i+1, lines[i+1], wantPrint)
+		}
+	}
+	if strings.Contains(errs, "lost") {
+		t.Errorf("events lost: %s", errs)
+	}
+}

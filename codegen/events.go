@@ -1,0 +1,237 @@
+package codegen
+
+import (
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/skbtrace/skbtrace/check"
+	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/lang/types"
+	"github.com/skbtrace/skbtrace/stdlib"
+)
+
+// The maps every script with output has.
+const (
+	EventsMap = "events" // the ring buffer of printf/print records
+	LostMap   = "lost"   // per-CPU count of records the ring buffer had no room for
+)
+
+// eventsBytes is the ring buffer's size: 4 MiB.
+const eventsBytes = 4 << 20
+
+// EventKind says which call a record comes from.
+type EventKind uint8
+
+// Event kinds.
+const (
+	EventPrintf EventKind = iota
+	EventPrint
+)
+
+// Event describes the records one printf or print call writes. A record is
+// the call's id (8 bytes); for print, the time, CPU, skb address and
+// function (8 bytes each); then each argument at Args[i].Offset.
+type Event struct {
+	ID   int
+	Kind EventKind
+	// Probe names where the record comes from when there is no function:
+	// the tracepoint's name.
+	Probe string
+	Verbs []stdlib.Verb // printf's format
+	Args  []EventArg
+	Size  int
+}
+
+// EventArg is one value in a record.
+type EventArg struct {
+	Name   string // the expression's text, for print
+	Type   types.Type
+	Offset int
+	Size   int
+}
+
+// Offsets of print's fixed fields.
+const (
+	PrintTime = 8
+	PrintCPU  = 16
+	PrintSkb  = 24
+	PrintFunc = 32
+	printHead = 40
+)
+
+func (ms *mapSet) eventMaps() {
+	if _, ok := ms.specs[EventsMap]; ok {
+		return
+	}
+	ms.specs[EventsMap] = &ebpf.MapSpec{Name: EventsMap, Type: ebpf.RingBuf, MaxEntries: eventsBytes}
+	ms.specs[LostMap] = &ebpf.MapSpec{Name: LostMap, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8, MaxEntries: 1}
+}
+
+// output compiles printf(...) and print(a, b, ...) into a ring buffer record.
+func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
+	ev := &Event{ID: len(g.out.Events), Kind: EventPrint, Size: printHead, Probe: g.spec.Spec.Name}
+	args := c.Args
+	if c.Name == "printf" {
+		ev.Kind, ev.Size, ev.Verbs = EventPrintf, 8, g.info.Formats[c]
+		args = args[1:]
+	} else if len(args) == 1 {
+		if m, ok := args[0].(*lang.MapExpr); ok && len(m.Keys) == 0 {
+			return unsupported(s, "print(@map)")
+		}
+	}
+	for _, a := range args {
+		t := g.info.Types[a]
+		size := 8
+		if t.Kind == types.String {
+			size = (t.Size + 7) &^ 7
+		} else if !t.IsScalar() {
+			return unsupported(a, "printing a "+t.String())
+		}
+		ev.Args = append(ev.Args, EventArg{Name: g.info.Text(a), Type: t, Offset: ev.Size, Size: size})
+		ev.Size += size
+	}
+	rec, err := g.frame.alloc(ev.Size)
+	if err != nil {
+		return err
+	}
+	g.maps.eventMaps()
+	g.emit(asm.Mov.Imm(asm.R0, int32(ev.ID)), asm.StoreMem(asm.RFP, rec, asm.R0, asm.DWord))
+	if ev.Kind == EventPrint {
+		g.emit(asm.FnKtimeGetNs.Call(), asm.StoreMem(asm.RFP, rec+PrintTime, asm.R0, asm.DWord))
+		g.emit(asm.FnGetSmpProcessorId.Call(), asm.StoreMem(asm.RFP, rec+PrintCPU, asm.R0, asm.DWord))
+		g.emit(asm.Mov.Imm(asm.R0, 0))
+		if g.skbArg >= 0 || g.spec.SkbParam >= 0 {
+			if err := g.skbPtr(); err != nil {
+				return err
+			}
+			g.vs.pop(asm.R0)
+		}
+		g.emit(asm.StoreMem(asm.RFP, rec+PrintSkb, asm.R0, asm.DWord))
+		g.emit(asm.Mov.Imm(asm.R0, 0))
+		if g.info.Probes[g.probe].Func {
+			g.emit(asm.Mov.Reg(asm.R1, asm.R9), asm.FnGetFuncIp.Call())
+		}
+		g.emit(asm.StoreMem(asm.RFP, rec+PrintFunc, asm.R0, asm.DWord))
+	}
+	for i, a := range args {
+		arg := ev.Args[i]
+		at := rec + int16(arg.Offset)
+		if arg.Type.Kind == types.String {
+			if err := g.stringInto(a, at, arg.Size); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := g.expr(a); err != nil {
+			return err
+		}
+		g.vs.pop(asm.R0)
+		g.emit(asm.StoreMem(asm.RFP, at, asm.R0, asm.DWord))
+	}
+	sent := g.label("sent")
+	g.emit(
+		asm.LoadMapPtr(asm.R1, 0).WithReference(EventsMap),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, int32(rec)),
+		asm.Mov.Imm(asm.R3, int32(ev.Size)),
+		asm.Mov.Imm(asm.R4, 0),
+		asm.FnRingbufOutput.Call(),
+		asm.JEq.Imm(asm.R0, 0, sent),
+	)
+	// No room: count the loss, so that it is reported, never silent.
+	key, err := g.frame.alloc(8)
+	if err != nil {
+		return err
+	}
+	g.emit(zero8(key)...)
+	g.emit(
+		asm.LoadMapPtr(asm.R1, 0).WithReference(LostMap),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, int32(key)),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, sent),
+		asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
+		asm.Add.Imm(asm.R1, 1),
+		asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
+	)
+	g.mark(sent)
+	g.out.Events = append(g.out.Events, ev)
+	return nil
+}
+
+// stringInto writes a string value of `size` bytes at the frame offset at.
+func (g *gen) stringInto(e lang.Expr, at int16, size int) error {
+	for off := int16(0); off < int16(size); off += 8 {
+		g.emit(zero8(at + off)...)
+	}
+	if k, ok := g.info.Consts[e]; ok && k.IsStr {
+		b := []byte(k.Str)
+		for i := 0; i < len(b) && i < size-1; i++ {
+			g.emit(asm.StoreImm(asm.RFP, at+int16(i), int64(b[i]), asm.Byte))
+		}
+		return nil
+	}
+	switch e := lang.Unparen(e).(type) {
+	case *lang.Ident:
+		f := g.info.Fields[e]
+		switch {
+		case f != nil && f.Name == "comm":
+			g.emit(
+				asm.Mov.Reg(asm.R1, asm.RFP), asm.Add.Imm(asm.R1, int32(at)),
+				asm.Mov.Imm(asm.R2, int32(min(size, 16))),
+				asm.FnGetCurrentComm.Call(),
+			)
+			return nil
+		case f != nil && f.Src.Kind == stdlib.SrcSkbPath && len(f.Src.Path) > 0:
+			if err := g.skbPtr(); err != nil {
+				return err
+			}
+			return g.pathString(g.info.SkbPaths[f], at, size)
+		}
+	case *lang.FieldExpr:
+		m, ok := g.info.Members[e]
+		if !ok {
+			break
+		}
+		if err := g.baseOf(e); err != nil {
+			return err
+		}
+		g.vs.pop(asm.R3)
+		g.emit(asm.Add.Imm(asm.R3, int32(m.Offset/8)))
+		g.readString(at, size)
+		return nil
+	}
+	return unsupported(e, "this string")
+}
+
+// pathString follows a member chain from the pointer on the value stack to a
+// char array and reads it as a string.
+func (g *gen) pathString(path []check.Member, at int16, size int) error {
+	var off uint32
+	for i, m := range path {
+		off += m.Offset
+		if i == len(path)-1 {
+			g.vs.pop(asm.R3)
+			g.emit(asm.Add.Imm(asm.R3, int32(off/8)))
+			g.readString(at, size)
+			return nil
+		}
+		if m.Type.Kind == types.Ptr {
+			if err := g.readScalar(off, m, m.Type, false); err != nil {
+				return err
+			}
+			off = 0
+		}
+	}
+	return nil
+}
+
+// readString reads a NUL-terminated string from the address in R3.
+func (g *gen) readString(at int16, size int) {
+	g.emit(
+		asm.Mov.Reg(asm.R1, asm.RFP),
+		asm.Add.Imm(asm.R1, int32(at)),
+		asm.Mov.Imm(asm.R2, int32(size)),
+		asm.FnProbeReadKernelStr.Call(),
+	)
+}

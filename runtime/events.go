@@ -1,0 +1,137 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/cilium/ebpf/ringbuf"
+	"golang.org/x/sys/unix"
+
+	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/lang/types"
+)
+
+// printer decodes ring buffer records and writes them out.
+type printer struct {
+	w      io.Writer
+	events []*codegen.Event
+	fmt    *formatter
+	// boot is the wall-clock time of monotonic zero, for print's timestamps.
+	boot time.Time
+}
+
+func newPrinter(w io.Writer, events []*codegen.Event, f *formatter) *printer {
+	var ts unix.Timespec
+	boot := time.Now()
+	if unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) == nil {
+		boot = boot.Add(-time.Duration(ts.Nano()))
+	}
+	return &printer{w: w, events: events, fmt: f, boot: boot}
+}
+
+// readEvents prints records until the reader is flushed and drained, or closed.
+func (p *printer) readEvents(rd *ringbuf.Reader) error {
+	var rec ringbuf.Record
+	for {
+		if err := rd.ReadInto(&rec); err != nil {
+			if errors.Is(err, ringbuf.ErrFlushed) || errors.Is(err, ringbuf.ErrClosed) {
+				return nil
+			}
+			return err
+		}
+		if err := p.record(rec.RawSample); err != nil {
+			return err
+		}
+	}
+}
+
+func (p *printer) record(b []byte) error {
+	if len(b) < 8 {
+		return fmt.Errorf("short record of %d bytes", len(b))
+	}
+	id := binary.LittleEndian.Uint64(b)
+	if id >= uint64(len(p.events)) || len(b) < p.events[id].Size {
+		return fmt.Errorf("record with unknown id %d", id)
+	}
+	ev := p.events[id]
+	var line string
+	if ev.Kind == codegen.EventPrintf {
+		line = p.printf(ev, b)
+	} else {
+		line = p.print(ev, b)
+	}
+	_, err := io.WriteString(p.w, line)
+	return err
+}
+
+// value formats one argument of a record, as %s shows it.
+func (p *printer) value(a codegen.EventArg, b []byte) string {
+	raw := b[a.Offset : a.Offset+a.Size]
+	if a.Type.Kind == types.String {
+		if i := bytes.IndexByte(raw, 0); i >= 0 {
+			raw = raw[:i]
+		}
+		return string(raw)
+	}
+	v := binary.LittleEndian.Uint64(raw)
+	if a.Type.Kind == types.Ptr {
+		return fmt.Sprintf("0x%x", v)
+	}
+	return p.fmt.formatInt(v, a.Type)
+}
+
+func (p *printer) printf(ev *codegen.Event, b []byte) string {
+	var out strings.Builder
+	i := 0
+	for _, v := range ev.Verbs {
+		out.WriteString(v.Text)
+		if v.Conv == 0 || i >= len(ev.Args) {
+			continue
+		}
+		a := ev.Args[i]
+		i++
+		switch v.Conv {
+		case 's':
+			fmt.Fprintf(&out, "%"+v.Flags+"s", p.value(a, b))
+		case 'p':
+			fmt.Fprintf(&out, "%"+v.Flags+"s", fmt.Sprintf("0x%x", binary.LittleEndian.Uint64(b[a.Offset:])))
+		case 'c':
+			fmt.Fprintf(&out, "%"+v.Flags+"c", rune(b[a.Offset]))
+		default:
+			n := binary.LittleEndian.Uint64(b[a.Offset:])
+			conv := string(v.Conv)
+			if conv == "u" {
+				conv = "d"
+			}
+			if v.Conv == 'd' && a.Type.Signed {
+				fmt.Fprintf(&out, "%"+v.Flags+conv, int64(n))
+			} else {
+				fmt.Fprintf(&out, "%"+v.Flags+conv, n)
+			}
+		}
+	}
+	return out.String()
+}
+
+// print formats pwru's columns: time, CPU, skb address, function, then the
+// values as name=value.
+func (p *printer) print(ev *codegen.Event, b []byte) string {
+	u := func(off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
+	when := p.boot.Add(time.Duration(u(codegen.PrintTime))).Format("15:04:05.000000")
+	where := ev.Probe
+	if fn := u(codegen.PrintFunc); fn != 0 {
+		where = p.fmt.ksyms.name(fn)
+	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "%s %3d 0x%016x %-24s", when, u(codegen.PrintCPU), u(codegen.PrintSkb), where)
+	for _, a := range ev.Args {
+		fmt.Fprintf(&out, " %s=%s", a.Name, p.value(a, b))
+	}
+	out.WriteByte('\n')
+	return out.String()
+}
