@@ -31,6 +31,24 @@ type Program struct {
 	// program reads; the runtime attaches it to the functions whose skb is
 	// there. -1 for other probes.
 	SkbArg int
+	// Tracepoint is set when an skb: probe falls back to this tracepoint.
+	Tracepoint string
+}
+
+// SkbTarget is a tracepoint an skb: probe falls back to where no function
+// backend can attach: its name, the skb's argument position, and the address
+// that `func` reads there (the kernel's __traceiter_NAME).
+type SkbTarget struct {
+	Name     string
+	SkbArg   int
+	FuncAddr uint64
+}
+
+// Options configure code generation.
+type Options struct {
+	// SkbTracepoints, keyed by an skb: spec's glob, makes that spec compile
+	// to one tp_btf program per tracepoint instead of kprobe programs.
+	SkbTracepoints map[string][]SkbTarget
 }
 
 // SkbArgs are the argument positions skb: programs are generated for: the
@@ -46,25 +64,32 @@ type Output struct {
 }
 
 // Compile generates the programs of a checked script.
-func Compile(s *lang.Script, info *check.Info) (*Output, error) {
+func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 	out := &Output{Maps: map[string]*ebpf.MapSpec{}}
 	ms := &mapSet{info: info, specs: out.Maps}
 	for pi, p := range s.Probes {
 		for si, spec := range info.Probes[p].Specs {
 			name := fmt.Sprintf("p%d_%d", pi, si)
-			args := []int{-1}
-			if spec.Spec.Kind == lang.ProbeSkb {
-				args = args[:0]
+			var targets []SkbTarget
+			switch tps, ok := opts.SkbTracepoints[spec.Spec.Target]; {
+			case spec.Spec.Kind != lang.ProbeSkb:
+				targets = []SkbTarget{{SkbArg: -1}}
+			case ok:
+				targets = tps
+			default:
 				for a := 0; a < SkbArgs; a++ {
-					args = append(args, a)
+					targets = append(targets, SkbTarget{SkbArg: a})
 				}
 			}
-			for _, a := range args {
+			for i, tg := range targets {
 				n := name
-				if a >= 0 {
-					n = fmt.Sprintf("%s_skb%d", name, a)
+				switch {
+				case tg.Name != "":
+					n = fmt.Sprintf("%s_tp%d", name, i)
+				case tg.SkbArg >= 0:
+					n = fmt.Sprintf("%s_skb%d", name, tg.SkbArg)
 				}
-				prog, err := compileProbe(info, ms, out, p, spec, n, a)
+				prog, err := compileProbe(info, ms, out, p, spec, n, tg)
 				var ue *unsupportedError
 				if errors.As(err, &ue) {
 					// Point at the script, as the checker does.
@@ -99,6 +124,18 @@ type gen struct {
 	scratch int16
 	// skbArg is the skb's argument position in skb: programs, else -1.
 	skbArg int
+	// target is the tracepoint an skb: probe falls back to, if any.
+	target SkbTarget
+}
+
+// funcIP puts the traced function's address in R0. A tp_btf program has no
+// trampoline for bpf_get_func_ip; there it is the tracepoint's address.
+func (g *gen) funcIP() {
+	if g.target.Name != "" {
+		g.emit(asm.LoadImm(asm.R0, int64(g.target.FuncAddr), asm.DWord))
+		return
+	}
+	g.emit(asm.Mov.Reg(asm.R1, asm.R9), asm.FnGetFuncIp.Call())
 }
 
 func (g *gen) emit(ins ...asm.Instruction) { g.insns = append(g.insns, ins...) }
@@ -116,8 +153,8 @@ func (g *gen) mark(label string) {
 
 const exitLabel = "exit"
 
-func compileProbe(info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec *check.SpecInfo, name string, skbArg int) (*Program, error) {
-	g := &gen{info: info, maps: ms, out: out, probe: p, spec: spec, vars: map[string]int16{}, skbArg: skbArg}
+func compileProbe(info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec *check.SpecInfo, name string, tg SkbTarget) (*Program, error) {
+	g := &gen{info: info, maps: ms, out: out, probe: p, spec: spec, vars: map[string]int16{}, skbArg: tg.SkbArg, target: tg}
 	g.vs.g = g
 	ps := &ebpf.ProgramSpec{Name: name, License: "GPL"}
 	switch spec.Spec.Kind {
@@ -134,6 +171,12 @@ func compileProbe(info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec
 		g.ctx = ctxRegs
 		ps.Type, ps.AttachTo = ebpf.Kprobe, spec.Spec.Target
 	case lang.ProbeSkb:
+		if tg.Name != "" {
+			// The tracepoint fallback: a tp_btf program on one tracepoint.
+			g.ctx = ctxArgs
+			ps.Type, ps.AttachType, ps.AttachTo = ebpf.Tracing, ebpf.AttachTraceRawTp, tg.Name
+			break
+		}
 		// The kprobe form; the runtime attaches it with kprobe-multi or
 		// kprobes, to every function whose skb is at argument skbArg.
 		g.ctx = ctxRegs
@@ -158,7 +201,7 @@ func compileProbe(info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec
 		asm.Return(),
 	)
 	ps.Instructions = g.insns
-	return &Program{Probe: p, Spec: spec, Name: name, Prog: ps, SkbArg: skbArg}, nil
+	return &Program{Probe: p, Spec: spec, Name: name, Prog: ps, SkbArg: tg.SkbArg, Tracepoint: tg.Name}, nil
 }
 
 // unsupportedError is a construct the generator does not handle yet.

@@ -69,7 +69,7 @@ func (ms *mapSet) eventMaps() {
 
 // output compiles printf(...) and print(a, b, ...) into a ring buffer record.
 func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
-	ev := &Event{ID: len(g.out.Events), Kind: EventPrint, Size: printHead, Probe: g.spec.Spec.Name}
+	ev := &Event{ID: len(g.out.Events), Kind: EventPrint, Size: printHead, Probe: g.spec.Spec.Name + g.target.Name}
 	args := c.Args
 	if c.Name == "printf" {
 		ev.Kind, ev.Size, ev.Verbs = EventPrintf, 8, g.info.Formats[c]
@@ -109,7 +109,7 @@ func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
 		g.emit(asm.StoreMem(asm.RFP, rec+PrintSkb, asm.R0, asm.DWord))
 		g.emit(asm.Mov.Imm(asm.R0, 0))
 		if g.info.Probes[g.probe].Func {
-			g.emit(asm.Mov.Reg(asm.R1, asm.R9), asm.FnGetFuncIp.Call())
+			g.funcIP()
 		}
 		g.emit(asm.StoreMem(asm.RFP, rec+PrintFunc, asm.R0, asm.DWord))
 	}

@@ -118,6 +118,9 @@ func (g *gen) skbPtr() error {
 	if err := g.loadArg(asm.R0, arg); err != nil {
 		return err
 	}
+	// Some tracepoints may pass a NULL skb, and the verifier allows no
+	// arithmetic on such a pointer before a check. No skb, nothing to trace.
+	g.emit(asm.JEq.Imm(asm.R0, 0, exitLabel))
 	return g.vs.push(asm.R0)
 }
 
@@ -136,7 +139,7 @@ func (g *gen) context(e *lang.Ident, f *stdlib.Field) error {
 		g.emit(asm.FnKtimeGetNs.Call())
 	case "func":
 		// The traced function's address; the runtime prints its symbol.
-		g.emit(asm.Mov.Reg(asm.R1, asm.R9), asm.FnGetFuncIp.Call())
+		g.funcIP()
 	case "reason":
 		if g.spec.ReasonParam < 0 {
 			g.emit(asm.Mov.Imm(asm.R0, 0))

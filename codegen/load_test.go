@@ -37,7 +37,7 @@ func compile(t testing.TB, text string) *codegen.Output {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := codegen.Compile(script, info)
+	out, err := codegen.Compile(script, info, codegen.Options{})
 	if err != nil {
 		t.Fatalf("compile: %v", err)
 	}

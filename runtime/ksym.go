@@ -61,8 +61,10 @@ func (k *ksyms) name(addr uint64) string {
 	if i < 0 || addr == 0 {
 		return "0x" + strconv.FormatUint(addr, 16)
 	}
+	// A tracepoint fallback's func is its __traceiter_NAME: show NAME.
+	name := strings.TrimPrefix(k.names[i], "__traceiter_")
 	if off := addr - k.addrs[i]; off != 0 {
-		return k.names[i] + "+0x" + strconv.FormatUint(off, 16)
+		return name + "+0x" + strconv.FormatUint(off, 16)
 	}
-	return k.names[i]
+	return name
 }

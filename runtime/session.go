@@ -31,7 +31,7 @@ type Session struct {
 // attaches every program. On error, whatever was attached is detached again.
 func Start(out *codegen.Output, info *check.Info, w io.Writer, verbose bool) (*Session, error) {
 	for _, p := range out.Programs {
-		if p.SkbArg >= 0 {
+		if p.SkbArg >= 0 && p.Tracepoint == "" {
 			return nil, fmt.Errorf("%s: attaching skb: probes needs function discovery, which is not built yet; trace a tracepoint such as tracepoint:skb:kfree_skb, or one function with fentry:/kprobe:", p.Spec.Spec.Text)
 		}
 	}
@@ -63,14 +63,14 @@ func Start(out *codegen.Output, info *check.Info, w io.Writer, verbose bool) (*S
 
 func attach(p *codegen.Program, prog *ebpf.Program) (link.Link, error) {
 	spec := p.Spec.Spec
-	switch spec.Kind {
-	case lang.ProbeTracepoint, lang.ProbeFentry, lang.ProbeFexit:
+	switch {
+	case spec.Kind == lang.ProbeTracepoint, spec.Kind == lang.ProbeFentry, spec.Kind == lang.ProbeFexit, p.Tracepoint != "":
 		l, err := link.AttachTracing(link.TracingOptions{Program: prog, AttachType: p.Prog.AttachType})
 		if err != nil {
 			return nil, fmt.Errorf("attach %s: %w", spec.Text, explainAttach(err, string(spec.Kind)))
 		}
 		return l, nil
-	case lang.ProbeKprobe:
+	case spec.Kind == lang.ProbeKprobe:
 		l, err := link.Kprobe(spec.Target, prog, nil)
 		if err != nil {
 			return nil, fmt.Errorf("attach %s: %w", spec.Text, explainAttach(err, "kprobe"))

@@ -32,7 +32,7 @@ func compileAndRun(o options, src *lang.Source, params []string, stdout, stderr 
 		lang.DumpWith(stdout, script, info.Describe)
 		return dumpCode(o, script, info, stdout, stderr)
 	}
-	return trace(o, script, info, stdout, stderr)
+	return trace(o, script, info, spec, stdout, stderr)
 }
 
 // report prints a script's diagnostics, or any other error, and returns the
@@ -65,7 +65,7 @@ func loadBTF(file string) (*btf.Spec, error) {
 // dumpCode prints each program's instructions and, where the kernel lets it
 // load, how many instructions the verifier processed.
 func dumpCode(o options, script *lang.Script, info *check.Info, stdout, stderr io.Writer) int {
-	out, err := codegen.Compile(script, info)
+	out, err := codegen.Compile(script, info, codegen.Options{})
 	if err != nil {
 		return report(stderr, err)
 	}

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cilium/ebpf/btf"
+
 	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/lang"
@@ -18,7 +20,7 @@ import (
 
 // trace compiles, attaches and traces until Ctrl-C, SIGTERM, --duration or
 // the end of -c's command; then it detaches and prints the maps.
-func trace(o options, script *lang.Script, info *check.Info, stdout, stderr io.Writer) int {
+func trace(o options, script *lang.Script, info *check.Info, spec *btf.Spec, stdout, stderr io.Writer) int {
 	var limit time.Duration
 	if o.duration != "" {
 		d, err := time.ParseDuration(o.duration)
@@ -28,7 +30,12 @@ func trace(o options, script *lang.Script, info *check.Info, stdout, stderr io.W
 		}
 		limit = d
 	}
-	out, err := codegen.Compile(script, info)
+	opts, err := skbBackend(o, script, spec, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
+		return 1
+	}
+	out, err := codegen.Compile(script, info, opts)
 	if err != nil {
 		return report(stderr, err)
 	}
@@ -93,4 +100,37 @@ func runCommand(ctx context.Context, command string, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// skbBackend decides how skb: probes attach. Attaching them to kernel
+// functions (kprobe-multi, fentry, kprobe) is not built yet, so they use
+// the fallback SPEC.md gives for kernels where no function backend works:
+// every tracepoint that carries an sk_buff. It says so on stderr.
+func skbBackend(o options, script *lang.Script, spec *btf.Spec, stderr io.Writer) (codegen.Options, error) {
+	globs := map[string]bool{}
+	for _, p := range script.Probes {
+		for _, s := range p.Specs {
+			if s.Kind == lang.ProbeSkb {
+				globs[s.Target] = true
+			}
+		}
+	}
+	if len(globs) == 0 {
+		return codegen.Options{}, nil
+	}
+	switch o.backend {
+	case "auto", "tracepoint":
+	case "kprobe-multi", "kprobe", "fentry":
+		return codegen.Options{}, fmt.Errorf("--backend %s: attaching skb: probes to kernel functions is not built yet; use --backend tracepoint", o.backend)
+	default:
+		return codegen.Options{}, fmt.Errorf("--backend takes auto, kprobe-multi, kprobe, fentry or tracepoint, not %q", o.backend)
+	}
+	targets := runtime.ResolveSkbFallback(spec, globs)
+	for g, t := range targets {
+		if len(t) == 0 {
+			return codegen.Options{}, fmt.Errorf("skb:%s: no tracepoint that carries an sk_buff matches; on this kernel skb: probes attach to tracepoints (try skb:*)", g)
+		}
+		fmt.Fprintf(stderr, "skbtrace: skb:%s attaches to the %d tracepoints that carry an sk_buff (attaching to kernel functions is not built yet)\n", g, len(t))
+	}
+	return codegen.Options{SkbTracepoints: targets}, nil
 }
