@@ -126,6 +126,9 @@ type gen struct {
 	skbArg int
 	// target is the tracepoint an skb: probe falls back to, if any.
 	target SkbTarget
+	// ip and addrSlot are the scratch slots of header and address reads.
+	ip       *ipSlots
+	addrSlot int16
 }
 
 // funcIP puts the traced function's address in R0. A tp_btf program has no

@@ -84,6 +84,8 @@ func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
 		size := 8
 		if t.Kind == types.String {
 			size = (t.Size + 7) &^ 7
+		} else if t.Kind == types.Addr {
+			size = AddrSize
 		} else if !t.IsScalar() {
 			return unsupported(a, "printing a "+t.String())
 		}
@@ -116,8 +118,18 @@ func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
 	for i, a := range args {
 		arg := ev.Args[i]
 		at := rec + int16(arg.Offset)
-		if arg.Type.Kind == types.String {
+		switch arg.Type.Kind {
+		case types.String:
 			if err := g.stringInto(a, at, arg.Size); err != nil {
+				return err
+			}
+			continue
+		case types.Addr:
+			id, ok := lang.Unparen(a).(*lang.Ident)
+			if !ok || g.info.Fields[id] == nil {
+				return unsupported(a, "this address")
+			}
+			if err := g.addrInto(g.info.Fields[id], at); err != nil {
 				return err
 			}
 			continue

@@ -19,84 +19,97 @@ func skbOffset(skb *btf.Struct, name string) (int32, error) {
 	return int32(off / 8), nil
 }
 
-// header reads a field of the packet's IP or transport header. The offsets
-// come from the IP header itself (IHL, or the fixed IPv6 header), not from
-// skb->transport_header, which is not set yet early on the receive path. Where
-// the network header is unset or not IPv4/IPv6, or the transport protocol does
-// not have the field, the value is 0.
-//
-// Intermediate values live in frame slots, since every probe read clobbers
-// R0-R5 and R6-R8 may hold the caller's values.
-func (g *gen) header(f *stdlib.Field) error {
+// ipSlots are the frame slots where a parsed IP header's facts live; every
+// probe read clobbers R0-R5 and R6-R8 may hold the caller's values.
+type ipSlots struct {
+	head    int16 // skb->head
+	nh      int16 // offset of the network header from head
+	version int16 // 4 or 6
+	l4      int16 // offset of the transport header from head
+	proto   int16 // the L4 protocol
+	tmp     int16
+}
+
+// parseIP reads the skb's IP header facts into slots, jumping to `none`
+// where the network header is unset or neither IPv4 nor IPv6. The transport
+// offset comes from the IP header itself (IHL, or the fixed IPv6 header), not
+// from skb->transport_header, which is not set yet early on the receive path.
+func (g *gen) parseIP(none string) (ipSlots, error) {
+	// The slots are live only within one header read, and header reads do
+	// not nest, so a program needs one set.
+	if g.ip == nil {
+		g.ip = &ipSlots{}
+		for _, p := range []*int16{&g.ip.head, &g.ip.nh, &g.ip.version, &g.ip.l4, &g.ip.proto, &g.ip.tmp} {
+			off, err := g.frame.alloc(8)
+			if err != nil {
+				return ipSlots{}, err
+			}
+			*p = off
+		}
+	}
+	sl := *g.ip
 	headOff, err := skbOffset(g.info.SkbType, "head")
 	if err != nil {
-		return err
+		return sl, err
 	}
 	nhOff, err := skbOffset(g.info.SkbType, "network_header")
 	if err != nil {
-		return err
+		return sl, err
 	}
-	head, err := g.frame.alloc(8)
-	if err != nil {
-		return err
-	}
-	nh, err := g.frame.alloc(8)
-	if err != nil {
-		return err
-	}
-	l4, err := g.frame.alloc(8) // offset of the L4 header from head
-	if err != nil {
-		return err
-	}
-	proto, err := g.frame.alloc(8)
-	if err != nil {
-		return err
-	}
-	zero, done := g.label("hdr_zero"), g.label("hdr_done")
 	if err := g.skbPtr(); err != nil {
-		return err
+		return sl, err
 	}
 	g.vs.pop(asm.R3)
-	g.emit(asm.StoreMem(asm.RFP, head, asm.R3, asm.DWord)) // skb, for now
-	g.emit(zero8(nh)...)
+	g.emit(asm.StoreMem(asm.RFP, sl.head, asm.R3, asm.DWord)) // the skb, for now
+	g.emit(zero8(sl.nh)...)
 	g.emit(asm.Add.Imm(asm.R3, nhOff))
-	g.probeRead(nh, 2)
-	g.emit(asm.LoadMem(asm.R3, asm.RFP, head, asm.DWord), asm.Add.Imm(asm.R3, headOff))
-	g.probeRead(head, 8)
-	g.emit(
-		asm.LoadMem(asm.R0, asm.RFP, nh, asm.DWord),
-		asm.JEq.Imm(asm.R0, 0xffff, zero),
-	)
+	g.probeRead(sl.nh, 2)
+	g.emit(asm.LoadMem(asm.R3, asm.RFP, sl.head, asm.DWord), asm.Add.Imm(asm.R3, headOff))
+	g.probeRead(sl.head, 8)
+	g.emit(asm.LoadMem(asm.R0, asm.RFP, sl.nh, asm.DWord), asm.JEq.Imm(asm.R0, 0xffff, none))
 	// The first byte of the IP header: version and IHL.
-	g.emit(zero8(proto)...)
-	g.readAt(proto, head, nh, 0, 1)
-	v6, l4done := g.label("ipv6"), g.label("l4_done")
+	g.emit(zero8(sl.tmp)...)
+	g.readAt(sl.tmp, sl.head, sl.nh, 0, 1)
+	v6, done := g.label("ipv6"), g.label("ip_done")
 	g.emit(
-		asm.LoadMem(asm.R0, asm.RFP, proto, asm.DWord),
+		asm.LoadMem(asm.R0, asm.RFP, sl.tmp, asm.DWord),
 		asm.Mov.Reg(asm.R1, asm.R0),
 		asm.RSh.Imm(asm.R1, 4),
+		asm.StoreMem(asm.RFP, sl.version, asm.R1, asm.DWord),
 		asm.JEq.Imm(asm.R1, 6, v6),
-		asm.JNE.Imm(asm.R1, 4, zero),
+		asm.JNE.Imm(asm.R1, 4, none),
 		// IPv4: L4 starts IHL*4 bytes in; the protocol is byte 9.
 		asm.And.Imm(asm.R0, 0xf),
 		asm.LSh.Imm(asm.R0, 2),
-		asm.LoadMem(asm.R1, asm.RFP, nh, asm.DWord),
+		asm.LoadMem(asm.R1, asm.RFP, sl.nh, asm.DWord),
 		asm.Add.Reg(asm.R0, asm.R1),
-		asm.StoreMem(asm.RFP, l4, asm.R0, asm.DWord),
+		asm.StoreMem(asm.RFP, sl.l4, asm.R0, asm.DWord),
 	)
-	g.emit(zero8(proto)...)
-	g.readAt(proto, head, nh, 9, 1)
-	g.emit(asm.Ja.Label(l4done))
+	g.emit(zero8(sl.proto)...)
+	g.readAt(sl.proto, sl.head, sl.nh, 9, 1)
+	g.emit(asm.Ja.Label(done))
 	// IPv6: a fixed 40-byte header; next header is byte 6.
 	g.emit(
-		asm.LoadMem(asm.R0, asm.RFP, nh, asm.DWord).WithSymbol(v6),
+		asm.LoadMem(asm.R0, asm.RFP, sl.nh, asm.DWord).WithSymbol(v6),
 		asm.Add.Imm(asm.R0, 40),
-		asm.StoreMem(asm.RFP, l4, asm.R0, asm.DWord),
+		asm.StoreMem(asm.RFP, sl.l4, asm.R0, asm.DWord),
 	)
-	g.emit(zero8(proto)...)
-	g.readAt(proto, head, nh, 6, 1)
-	g.mark(l4done)
-	g.emit(asm.LoadMem(asm.R0, asm.RFP, proto, asm.DWord))
+	g.emit(zero8(sl.proto)...)
+	g.readAt(sl.proto, sl.head, sl.nh, 6, 1)
+	g.mark(done)
+	return sl, nil
+}
+
+// header reads an integer field of the IP or transport header; where the
+// packet has no such header, or the transport protocol lacks the field, the
+// value is 0.
+func (g *gen) header(f *stdlib.Field) error {
+	zero, done := g.label("hdr_zero"), g.label("hdr_done")
+	sl, err := g.parseIP(zero)
+	if err != nil {
+		return err
+	}
+	g.emit(asm.LoadMem(asm.R0, asm.RFP, sl.proto, asm.DWord))
 	switch {
 	case f.Src.Layer == 3 && f.Name == "l4proto":
 		g.emit(asm.Ja.Label(done))
@@ -108,9 +121,9 @@ func (g *gen) header(f *stdlib.Field) error {
 			g.emit(asm.JEq.Imm(asm.R0, 6, ok), asm.JEq.Imm(asm.R0, 17, ok), asm.JEq.Imm(asm.R0, 132, ok), asm.Ja.Label(zero))
 			g.mark(ok)
 		}
-		g.emit(zero8(proto)...)
-		g.readAt(proto, head, l4, int32(f.Src.Off4), f.Src.Width)
-		g.emit(asm.LoadMem(asm.R0, asm.RFP, proto, asm.DWord))
+		g.emit(zero8(sl.tmp)...)
+		g.readAt(sl.tmp, sl.head, sl.l4, int32(f.Src.Off4), f.Src.Width)
+		g.emit(asm.LoadMem(asm.R0, asm.RFP, sl.tmp, asm.DWord))
 		if f.Src.BigEndian && f.Src.Width > 1 {
 			g.emit(asm.HostTo(asm.BE, asm.R0, sizeOf(f.Src.Width)))
 			g.fit(asm.R0, f.Type)
@@ -122,6 +135,43 @@ func (g *gen) header(f *stdlib.Field) error {
 	g.emit(asm.Mov.Imm(asm.R0, 0).WithSymbol(zero))
 	g.mark(done)
 	return g.vs.push(asm.R0)
+}
+
+// AddrSize is the size of an address value in a record: 16 bytes of
+// address (IPv4 in the first 4), then the family (4 or 6, 0 for none), padded.
+const AddrSize = 24
+
+// addrInto writes an address field (saddr, daddr) at the frame offset at.
+func (g *gen) addrInto(f *stdlib.Field, at int16) error {
+	g.emit(zero8(at)...)
+	g.emit(zero8(at + 8)...)
+	g.emit(zero8(at + 16)...)
+	none, done := g.label("addr_none"), g.label("addr_done")
+	sl, err := g.parseIP(none)
+	if err != nil {
+		return err
+	}
+	v6 := g.label("addr6")
+	g.emit(asm.LoadMem(asm.R0, asm.RFP, sl.version, asm.DWord), asm.JEq.Imm(asm.R0, 6, v6))
+	g.emit(
+		asm.LoadMem(asm.R3, asm.RFP, sl.head, asm.DWord),
+		asm.LoadMem(asm.R1, asm.RFP, sl.nh, asm.DWord),
+		asm.Add.Reg(asm.R3, asm.R1),
+		asm.Add.Imm(asm.R3, int32(f.Src.Off4)),
+	)
+	g.probeRead(at, 4)
+	g.emit(asm.StoreImm(asm.RFP, at+16, 4, asm.Byte), asm.Ja.Label(done))
+	g.emit(
+		asm.LoadMem(asm.R3, asm.RFP, sl.head, asm.DWord).WithSymbol(v6),
+		asm.LoadMem(asm.R1, asm.RFP, sl.nh, asm.DWord),
+		asm.Add.Reg(asm.R3, asm.R1),
+		asm.Add.Imm(asm.R3, int32(f.Src.Off6)),
+	)
+	g.probeRead(at, 16)
+	g.emit(asm.StoreImm(asm.RFP, at+16, 6, asm.Byte))
+	g.mark(none)
+	g.mark(done)
+	return nil
 }
 
 // readAt reads n bytes at *head + *base + off into the slot dst.

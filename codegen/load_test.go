@@ -80,6 +80,9 @@ func TestVerifierAcceptsScripts(t *testing.T) {
 		`skb:ip_rcv*, skb:tcp_v4_rcv /proto == tcp && dport == 80/ { @calls[sport, tcpflags] = count() }`,
 		`skb:* /l4proto == udp || l4proto == icmp/ { @[l4proto, dport, mark, hash] = sum(len) }`,
 		`tracepoint:skb:kfree_skb /(tcpflags & SYN) != 0/ { @syn[dport] = count() }`,
+		`tracepoint:skb:kfree_skb /saddr in 10.0.0.0/8 || daddr == ::1 || saddr != 192.168.1.1 || daddr in fe80::/10/ { @[dport] = count() }`,
+		`tracepoint:skb:kfree_skb { printf("%s %d %s:%u -> %s:%u %s %s\n", reason, len, saddr, sport, daddr, dport, dev, comm); print(len, saddr, daddr, l4proto, func) }`,
+		`skb:* /mark == 0xdeadbeef/ < print(len, dev) >`,
 	}
 	for _, s := range scripts {
 		t.Run(s, func(t *testing.T) {

@@ -45,9 +45,11 @@ func (g *gen) unary(e *lang.UnaryExpr) error {
 }
 
 func (g *gen) binary(e *lang.BinaryExpr) error {
-	switch e.Op {
-	case "&&", "||":
+	switch {
+	case e.Op == "&&" || e.Op == "||":
 		return g.logical(e)
+	case g.isAddr(e.X):
+		return g.addrCompare(e)
 	}
 	if err := g.expr(e.X); err != nil {
 		return err

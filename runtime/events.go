@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -72,11 +73,14 @@ func (p *printer) record(b []byte) error {
 // value formats one argument of a record, as %s shows it.
 func (p *printer) value(a codegen.EventArg, b []byte) string {
 	raw := b[a.Offset : a.Offset+a.Size]
-	if a.Type.Kind == types.String {
+	switch a.Type.Kind {
+	case types.String:
 		if i := bytes.IndexByte(raw, 0); i >= 0 {
 			raw = raw[:i]
 		}
 		return string(raw)
+	case types.Addr:
+		return formatAddr(raw)
 	}
 	v := binary.LittleEndian.Uint64(raw)
 	if a.Type.Kind == types.Ptr {
@@ -134,4 +138,15 @@ func (p *printer) print(ev *codegen.Event, b []byte) string {
 	}
 	out.WriteByte('\n')
 	return out.String()
+}
+
+// formatAddr renders an address value: 16 bytes, then the family (4 or 6).
+func formatAddr(raw []byte) string {
+	switch raw[16] {
+	case 4:
+		return netip.AddrFrom4([4]byte(raw[:4])).String()
+	case 6:
+		return netip.AddrFrom16([16]byte(raw[:16])).String()
+	}
+	return "-"
 }

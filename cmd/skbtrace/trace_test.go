@@ -142,3 +142,20 @@ func TestPrintAndPrintfEndToEnd(t *testing.T) {
 		t.Errorf("events lost: %s", errs)
 	}
 }
+
+// TestAddressesEndToEnd sends one datagram over IPv4 and one over IPv6
+// loopback and checks the addresses skbtrace read from their IP headers, and
+// that the prefix test selects them.
+func TestAddressesEndToEnd(t *testing.T) {
+	port := closedUDPPort(t)
+	script := fmt.Sprintf(`tracepoint:skb:kfree_skb /dport == %d && (saddr in 127.0.0.0/8 || saddr == ::1)/ { printf("%%s -> %%s:%%u\n", saddr, daddr, dport) }`, port)
+	traffic := fmt.Sprintf(`bash -c 'printf x > /dev/udp/127.0.0.1/%d; printf x > /dev/udp/::1/%d'`, port, port)
+	code, out, errs := runCLI(t, "-e", script, "-c", traffic)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	want := fmt.Sprintf("127.0.0.1 -> 127.0.0.1:%d\n::1 -> ::1:%d\n", port, port)
+	if out != want {
+		t.Errorf("output:\n%s\nwant:\n%s", out, want)
+	}
+}
