@@ -81,7 +81,7 @@ func TestVerifierAcceptsScripts(t *testing.T) {
 		`skb:* /l4proto == udp || l4proto == icmp/ { @[l4proto, dport, mark, hash] = sum(len) }`,
 		`tracepoint:skb:kfree_skb /(tcpflags & SYN) != 0/ { @syn[dport] = count() }`,
 		`tracepoint:skb:kfree_skb /saddr in 10.0.0.0/8 || daddr == ::1 || saddr != 192.168.1.1 || daddr in fe80::/10/ { @[dport] = count() }`,
-		`tracepoint:skb:kfree_skb { printf("%s %d %s:%u -> %s:%u %s %s\n", reason, len, saddr, sport, daddr, dport, dev, comm); print(len, saddr, daddr, l4proto, func) }`,
+		`tracepoint:skb:kfree_skb { printf("%s %d %s:%u -> %s:%u %s %s\n", reason, len, saddr, sport, daddr, dport, dev, comm); print(len, saddr, daddr, l4proto) }`,
 		`skb:* /mark == 0xdeadbeef/ < print(len, dev) >`,
 	}
 	for _, s := range scripts {
