@@ -3,6 +3,7 @@ package runtime
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,17 +23,18 @@ type printer struct {
 	w      io.Writer
 	events []*codegen.Event
 	fmt    *formatter
+	json   bool
 	// boot is the wall-clock time of monotonic zero, for print's timestamps.
 	boot time.Time
 }
 
-func newPrinter(w io.Writer, events []*codegen.Event, f *formatter) *printer {
+func newPrinter(w io.Writer, events []*codegen.Event, f *formatter, json bool) *printer {
 	var ts unix.Timespec
 	boot := time.Now()
 	if unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) == nil {
 		boot = boot.Add(-time.Duration(ts.Nano()))
 	}
-	return &printer{w: w, events: events, fmt: f, boot: boot}
+	return &printer{w: w, events: events, fmt: f, boot: boot, json: json}
 }
 
 // readEvents prints records until the reader is flushed and drained, or closed.
@@ -61,9 +63,14 @@ func (p *printer) record(b []byte) error {
 	}
 	ev := p.events[id]
 	var line string
-	if ev.Kind == codegen.EventPrintf {
+	switch {
+	case ev.Kind == codegen.EventPrintf && p.json:
+		line = jsonLine(map[string]any{"type": "printf", "data": p.printf(ev, b)})
+	case ev.Kind == codegen.EventPrintf:
 		line = p.printf(ev, b)
-	} else {
+	case p.json:
+		line = p.printJSON(ev, b)
+	default:
 		line = p.print(ev, b)
 	}
 	_, err := io.WriteString(p.w, line)
@@ -149,4 +156,42 @@ func formatAddr(raw []byte) string {
 		return netip.AddrFrom16([16]byte(raw[:16])).String()
 	}
 	return "-"
+}
+
+// printJSON is print's record as one JSON object: the columns, and the
+// values by name, numbers as numbers.
+func (p *printer) printJSON(ev *codegen.Event, b []byte) string {
+	u := func(off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
+	where := ev.Probe
+	if fn := u(codegen.PrintFunc); fn != 0 {
+		where = p.fmt.ksyms.name(fn)
+	}
+	values := map[string]any{}
+	for _, a := range ev.Args {
+		if a.Type.Kind == types.Int && a.Type.Fmt == types.FmtDec {
+			v := u(a.Offset)
+			if a.Type.Signed {
+				values[a.Name] = int64(v)
+			} else {
+				values[a.Name] = v
+			}
+			continue
+		}
+		values[a.Name] = p.value(a, b)
+	}
+	return jsonLine(map[string]any{
+		"type": "event",
+		"time": p.boot.Add(time.Duration(u(codegen.PrintTime))).Format(time.RFC3339Nano),
+		"cpu":  u(codegen.PrintCPU), "skb": fmt.Sprintf("0x%x", u(codegen.PrintSkb)), "func": where,
+		"data": values,
+	})
+}
+
+// jsonLine marshals v as one line; map keys come out sorted.
+func jsonLine(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(map[string]string{"type": "error", "data": err.Error()})
+	}
+	return string(b) + "\n"
 }

@@ -90,6 +90,18 @@ func (s *Session) PrintMaps(w io.Writer) error {
 			}
 			return entries[i].key < entries[j].key
 		})
+		if s.json {
+			data := map[string]any{}
+			for _, e := range entries {
+				data[strings.Trim(e.key, "[]")] = e.value
+			}
+			if len(mi.Keys) == 0 {
+				fmt.Fprint(w, jsonLine(map[string]any{"type": "map", "data": map[string]any{"@" + name: entries[0].value}}))
+			} else {
+				fmt.Fprint(w, jsonLine(map[string]any{"type": "map", "data": map[string]any{"@" + name: data}}))
+			}
+			continue
+		}
 		if !first {
 			fmt.Fprintln(w)
 		}

@@ -25,21 +25,30 @@ type Session struct {
 	// events reads the ring buffer; done reports the reader's end.
 	events *ringbuf.Reader
 	done   chan error
+	json   bool
+}
+
+// Options configure a session.
+type Options struct {
+	// JSON prints every event and map as one JSON object a line.
+	JSON bool
+	// Verbose keeps the kernel's whole verifier log in errors.
+	Verbose bool
 }
 
 // Start loads a compiled script, starts printing its records to w, and
 // attaches every program. On error, whatever was attached is detached again.
-func Start(out *codegen.Output, info *check.Info, w io.Writer, verbose bool) (*Session, error) {
+func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (*Session, error) {
 	for _, p := range out.Programs {
 		if p.SkbArg >= 0 && p.Tracepoint == "" {
 			return nil, fmt.Errorf("%s: attaching skb: probes needs function discovery, which is not built yet; trace a tracepoint such as tracepoint:skb:kfree_skb, or one function with fentry:/kprobe:", p.Spec.Spec.Text)
 		}
 	}
-	coll, err := Load(out, verbose)
+	coll, err := Load(out, opts.Verbose)
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{out: out, info: info, coll: coll, fmt: newFormatter()}
+	s := &Session{out: out, info: info, coll: coll, fmt: newFormatter(), json: opts.JSON}
 	if m := coll.Maps[codegen.EventsMap]; m != nil {
 		rd, err := ringbuf.NewReader(m)
 		if err != nil {
@@ -47,7 +56,7 @@ func Start(out *codegen.Output, info *check.Info, w io.Writer, verbose bool) (*S
 			return nil, fmt.Errorf("open the ring buffer: %w", err)
 		}
 		s.events, s.done = rd, make(chan error, 1)
-		pr := newPrinter(w, out.Events, s.fmt)
+		pr := newPrinter(w, out.Events, s.fmt, opts.JSON)
 		go func() { s.done <- pr.readEvents(rd) }()
 	}
 	for _, p := range out.Programs {

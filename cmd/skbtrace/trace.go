@@ -49,7 +49,7 @@ func trace(o options, script *lang.Script, info *check.Info, spec *btf.Spec, std
 		defer f.Close()
 		w = f
 	}
-	sess, err := runtime.Start(out, info, w, o.verbose)
+	sess, err := runtime.Start(out, info, w, runtime.Options{JSON: o.format == "json", Verbose: o.verbose})
 	if err != nil {
 		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
 		return 1

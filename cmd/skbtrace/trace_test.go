@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -157,5 +159,43 @@ func TestAddressesEndToEnd(t *testing.T) {
 	want := fmt.Sprintf("127.0.0.1 -> 127.0.0.1:%d\n::1 -> ::1:%d\n", port, port)
 	if out != want {
 		t.Errorf("output:\n%s\nwant:\n%s", out, want)
+	}
+}
+
+// TestJSONEndToEnd checks -f json: every line is one JSON object, events and
+// maps, with the values the packet carried.
+func TestJSONEndToEnd(t *testing.T) {
+	port := closedUDPPort(t)
+	script := fmt.Sprintf(`tracepoint:skb:kfree_skb /dport == %d/ { print(len, dev, saddr, dport); @[reason] = count() }`, port)
+	traffic := fmt.Sprintf(`bash -c 'printf abc > /dev/udp/127.0.0.1/%d'`, port)
+	code, out, errs := runCLI(t, "-f", "json", "-e", script, "-c", traffic)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("want 2 lines, got:\n%s", out)
+	}
+	var ev struct {
+		Type string
+		Func string
+		Data map[string]any
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &ev); err != nil {
+		t.Fatalf("line 1 is not JSON: %v", err)
+	}
+	want := map[string]any{"len": float64(11), "dev": "lo", "saddr": "127.0.0.1", "dport": float64(port)}
+	if ev.Type != "event" || ev.Func != "kfree_skb" || !reflect.DeepEqual(ev.Data, want) {
+		t.Errorf("event %+v, want data %v", ev, want)
+	}
+	var m struct {
+		Type string
+		Data map[string]map[string]float64
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &m); err != nil {
+		t.Fatalf("line 2 is not JSON: %v", err)
+	}
+	if m.Type != "map" || m.Data["@"]["NO_SOCKET"] != 1 {
+		t.Errorf("map %+v", m)
 	}
 }
