@@ -184,6 +184,11 @@ func compileProbe(info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec
 		// kprobes, to every function whose skb is at argument skbArg.
 		g.ctx = ctxRegs
 		ps.Type = ebpf.Kprobe
+	case lang.ProbeBegin, lang.ProbeEnd, lang.ProbeInterval:
+		// Never attached: the runtime runs these with BPF_PROG_TEST_RUN, at
+		// start, at the end, or on a timer.
+		g.ctx = ctxArgs
+		ps.Type = ebpf.RawTracepoint
 	default:
 		return nil, fmt.Errorf("%s probes are not compiled yet", spec.Spec.Kind)
 	}

@@ -26,6 +26,10 @@ type EventKind uint8
 const (
 	EventPrintf EventKind = iota
 	EventPrint
+	EventExit     // exit(): end tracing
+	EventPrintMap // print(@m)
+	EventClearMap // clear(@m)
+	EventZeroMap  // zero(@m)
 )
 
 // Event describes the records one printf or print call writes. A record is
@@ -40,6 +44,9 @@ type Event struct {
 	Verbs []stdlib.Verb // printf's format
 	Args  []EventArg
 	Size  int
+	// Map is the script map an EventPrintMap, EventClearMap or EventZeroMap
+	// is about, without its @.
+	Map string
 }
 
 // EventArg is one value in a record.
@@ -76,7 +83,7 @@ func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
 		args = args[1:]
 	} else if len(args) == 1 {
 		if m, ok := args[0].(*lang.MapExpr); ok && len(m.Keys) == 0 {
-			return unsupported(s, "print(@map)")
+			return g.control(&Event{Kind: EventPrintMap, Map: m.Name})
 		}
 	}
 	for _, a := range args {
@@ -140,26 +147,31 @@ func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
 		g.vs.pop(asm.R0)
 		g.emit(asm.StoreMem(asm.RFP, at, asm.R0, asm.DWord))
 	}
+	g.submit(rec, ev.Size)
+	g.out.Events = append(g.out.Events, ev)
+	return nil
+}
+
+// submit writes size bytes at rec to the ring buffer, counting a failure in
+// the lost map.
+func (g *gen) submit(rec int16, size int) {
 	sent := g.label("sent")
 	g.emit(
 		asm.LoadMapPtr(asm.R1, 0).WithReference(EventsMap),
 		asm.Mov.Reg(asm.R2, asm.RFP),
 		asm.Add.Imm(asm.R2, int32(rec)),
-		asm.Mov.Imm(asm.R3, int32(ev.Size)),
+		asm.Mov.Imm(asm.R3, int32(size)),
 		asm.Mov.Imm(asm.R4, 0),
 		asm.FnRingbufOutput.Call(),
 		asm.JEq.Imm(asm.R0, 0, sent),
 	)
-	// No room: count the loss, so that it is reported, never silent.
-	key, err := g.frame.alloc(8)
-	if err != nil {
-		return err
-	}
-	g.emit(zero8(key)...)
+	// No room: count the loss, so that it is reported, never silent. The
+	// record's first word, its id, is done with: it holds the zero key.
+	g.emit(zero8(rec)...)
 	g.emit(
 		asm.LoadMapPtr(asm.R1, 0).WithReference(LostMap),
 		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, int32(key)),
+		asm.Add.Imm(asm.R2, int32(rec)),
 		asm.FnMapLookupElem.Call(),
 		asm.JEq.Imm(asm.R0, 0, sent),
 		asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
@@ -167,6 +179,19 @@ func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
 		asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
 	)
 	g.mark(sent)
+}
+
+// control writes a record that asks the runtime to act: exit, or print,
+// clear or zero a whole map. It has just the event's id.
+func (g *gen) control(ev *Event) error {
+	ev.ID, ev.Size, ev.Probe = len(g.out.Events), 8, g.spec.Spec.Name
+	rec, err := g.frame.alloc(8)
+	if err != nil {
+		return err
+	}
+	g.maps.eventMaps()
+	g.emit(asm.Mov.Imm(asm.R0, int32(ev.ID)), asm.StoreMem(asm.RFP, rec, asm.R0, asm.DWord))
+	g.submit(rec, 8)
 	g.out.Events = append(g.out.Events, ev)
 	return nil
 }

@@ -79,6 +79,13 @@ func (g *gen) expr(e lang.Expr) error {
 		return g.binary(e)
 	case *lang.CondExpr:
 		return g.cond(e)
+	case *lang.CallExpr:
+		switch e.Name {
+		case "ksym", "hex":
+			// Only the printing differs: the type says how.
+			return g.expr(e.Args[0])
+		}
+		return unsupported(e, e.Name+"()")
 	}
 	return unsupported(e, "this expression")
 }

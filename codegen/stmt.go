@@ -38,6 +38,16 @@ func (g *gen) stmt(s lang.Stmt) error {
 			switch c.Name {
 			case "printf", "print":
 				return g.output(s, c)
+			case "exit":
+				return g.control(&Event{Kind: EventExit})
+			case "clear", "zero":
+				if m, ok := c.Args[0].(*lang.MapExpr); ok {
+					kind := EventClearMap
+					if c.Name == "zero" {
+						kind = EventZeroMap
+					}
+					return g.control(&Event{Kind: kind, Map: m.Name})
+				}
 			}
 			return unsupported(s, c.Name+"()")
 		}

@@ -24,6 +24,8 @@ type printer struct {
 	events []*codegen.Event
 	fmt    *formatter
 	json   bool
+	// control acts on exit, print(@m), clear(@m) and zero(@m) records.
+	control func(ev *codegen.Event) error
 	// boot is the wall-clock time of monotonic zero, for print's timestamps.
 	boot time.Time
 }
@@ -62,6 +64,10 @@ func (p *printer) record(b []byte) error {
 		return fmt.Errorf("record with unknown id %d", id)
 	}
 	ev := p.events[id]
+	switch ev.Kind {
+	case codegen.EventExit, codegen.EventPrintMap, codegen.EventClearMap, codegen.EventZeroMap:
+		return p.control(ev)
+	}
 	var line string
 	switch {
 	case ev.Kind == codegen.EventPrintf && p.json:

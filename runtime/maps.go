@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -72,46 +73,117 @@ func (s *Session) formatKey(mi *check.MapInfo, key []byte) string {
 func (s *Session) PrintMaps(w io.Writer) error {
 	first := true
 	for _, name := range s.info.MapOrder {
-		mi := s.info.Maps[name]
-		m := s.coll.Maps[codegen.MapName(name)]
-		if m == nil {
-			continue
-		}
-		entries, err := s.readMap(mi, m)
+		printed, err := s.printMap(w, name, first)
 		if err != nil {
 			return err
 		}
-		if len(entries) == 0 {
-			continue
+		first = first && !printed
+	}
+	return nil
+}
+
+// printMap prints one map, after a blank line unless it is the first output;
+// it reports whether it printed anything.
+func (s *Session) printMap(w io.Writer, name string, first bool) (bool, error) {
+	mi := s.info.Maps[name]
+	m := s.coll.Maps[codegen.MapName(name)]
+	if m == nil || mi == nil {
+		return false, nil
+	}
+	entries, err := s.readMap(mi, m)
+	if err != nil || len(entries) == 0 {
+		return false, err
+	}
+	sort.SliceStable(entries, func(i, j int) bool {
+		if entries[i].value != entries[j].value {
+			return entries[i].value < entries[j].value
 		}
-		sort.SliceStable(entries, func(i, j int) bool {
-			if entries[i].value != entries[j].value {
-				return entries[i].value < entries[j].value
-			}
-			return entries[i].key < entries[j].key
-		})
-		if s.json {
-			data := map[string]any{}
+		return entries[i].key < entries[j].key
+	})
+	if s.json {
+		var data any = entries[0].value
+		if len(mi.Keys) > 0 {
+			byKey := map[string]any{}
 			for _, e := range entries {
-				data[strings.Trim(e.key, "[]")] = e.value
+				byKey[strings.Trim(e.key, "[]")] = e.value
 			}
-			if len(mi.Keys) == 0 {
-				fmt.Fprint(w, jsonLine(map[string]any{"type": "map", "data": map[string]any{"@" + name: entries[0].value}}))
-			} else {
-				fmt.Fprint(w, jsonLine(map[string]any{"type": "map", "data": map[string]any{"@" + name: data}}))
-			}
-			continue
+			data = byKey
 		}
-		if !first {
-			fmt.Fprintln(w)
+		_, err := fmt.Fprint(w, jsonLine(map[string]any{"type": "map", "data": map[string]any{"@" + name: data}}))
+		return true, err
+	}
+	if !first {
+		fmt.Fprintln(w)
+	}
+	for _, e := range entries {
+		v := s.fmt.formatInt(uint64(e.value), valueType(mi.Value))
+		if _, err := fmt.Fprintf(w, "@%s%s: %s\n", name, e.key, v); err != nil {
+			return true, err
 		}
-		first = false
-		for _, e := range entries {
-			v := s.fmt.formatInt(uint64(e.value), valueType(mi.Value))
-			fmt.Fprintf(w, "@%s%s: %s\n", name, e.key, v)
+	}
+	return true, nil
+}
+
+// clearMap deletes every element of a map; zeroMap sets every value to 0.
+func (s *Session) clearMap(name string, zero bool) error {
+	m := s.coll.Maps[codegen.MapName(name)]
+	if m == nil {
+		return nil
+	}
+	var keys [][]byte
+	key := make([]byte, m.KeySize())
+	var next []byte
+	for {
+		var err error
+		if len(keys) == 0 {
+			next, err = nextKey(m, nil)
+		} else {
+			next, err = nextKey(m, key)
+		}
+		if err != nil || next == nil {
+			break
+		}
+		keys = append(keys, next)
+		key = next
+	}
+	for _, k := range keys {
+		var err error
+		if zero {
+			err = zeroValue(m, k)
+		} else {
+			err = m.Delete(k)
+		}
+		if err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+			return fmt.Errorf("clear @%s: %w", name, err)
 		}
 	}
 	return nil
+}
+
+func nextKey(m *ebpf.Map, key []byte) ([]byte, error) {
+	next := make([]byte, m.KeySize())
+	var k any
+	if key != nil {
+		k = key
+	}
+	if err := m.NextKey(k, &next); err != nil {
+		if errors.Is(err, ebpf.ErrKeyNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return next, nil
+}
+
+func zeroValue(m *ebpf.Map, key []byte) error {
+	if m.Type() == ebpf.PerCPUHash {
+		n, err := ebpf.PossibleCPU()
+		if err != nil {
+			return err
+		}
+		return m.Update(key, make([]uint64, n), ebpf.UpdateExist)
+	}
+	return m.Update(key, uint64(0), ebpf.UpdateExist)
 }
 
 // valueType is how a map's value prints: aggregations as signed counts.

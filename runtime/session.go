@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
@@ -26,6 +28,38 @@ type Session struct {
 	events *ringbuf.Reader
 	done   chan error
 	json   bool
+	w      io.Writer
+	// exited is closed when a program calls exit().
+	exited   chan struct{}
+	exitOnce sync.Once
+	// stopTimers ends the interval probes; timers waits for them.
+	stopTimers chan struct{}
+	timers     sync.WaitGroup
+}
+
+// Exited is closed when the script calls exit().
+func (s *Session) Exited() <-chan struct{} { return s.exited }
+
+// control acts on a control record from the ring buffer.
+func (s *Session) control(ev *codegen.Event) error {
+	switch ev.Kind {
+	case codegen.EventExit:
+		s.exitOnce.Do(func() { close(s.exited) })
+	case codegen.EventPrintMap:
+		_, err := s.printMap(s.w, ev.Map, true)
+		return err
+	case codegen.EventClearMap, codegen.EventZeroMap:
+		return s.clearMap(ev.Map, ev.Kind == codegen.EventZeroMap)
+	}
+	return nil
+}
+
+// runProgram runs a BEGIN, END or interval program once.
+func runProgram(p *ebpf.Program) error {
+	if _, err := p.Run(&ebpf.RunOptions{}); err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	return nil
 }
 
 // Options configure a session.
@@ -48,7 +82,8 @@ func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (*S
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{out: out, info: info, coll: coll, fmt: newFormatter(), json: opts.JSON}
+	s := &Session{out: out, info: info, coll: coll, fmt: newFormatter(), json: opts.JSON, w: w,
+		exited: make(chan struct{}), stopTimers: make(chan struct{})}
 	if m := coll.Maps[codegen.EventsMap]; m != nil {
 		rd, err := ringbuf.NewReader(m)
 		if err != nil {
@@ -57,9 +92,14 @@ func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (*S
 		}
 		s.events, s.done = rd, make(chan error, 1)
 		pr := newPrinter(w, out.Events, s.fmt, opts.JSON)
+		pr.control = s.control
 		go func() { s.done <- pr.readEvents(rd) }()
 	}
 	for _, p := range out.Programs {
+		switch p.Spec.Spec.Kind {
+		case lang.ProbeBegin, lang.ProbeEnd, lang.ProbeInterval:
+			continue
+		}
 		l, err := attach(p, coll.Programs[p.Name])
 		if err != nil {
 			s.Close()
@@ -67,7 +107,46 @@ func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (*S
 		}
 		s.links = append(s.links, l)
 	}
+	if err := s.runAll(lang.ProbeBegin); err != nil {
+		s.Close()
+		return nil, err
+	}
+	for _, p := range out.Programs {
+		if p.Spec.Spec.Kind == lang.ProbeInterval {
+			s.startTimer(coll.Programs[p.Name], time.Duration(p.Spec.Spec.Period))
+		}
+	}
 	return s, nil
+}
+
+// runAll runs every program of a kind (BEGIN, END) once, in script order.
+func (s *Session) runAll(kind lang.ProbeKind) error {
+	for _, p := range s.out.Programs {
+		if p.Spec.Spec.Kind == kind {
+			if err := runProgram(s.coll.Programs[p.Name]); err != nil {
+				return fmt.Errorf("%s: %w", kind, err)
+			}
+		}
+	}
+	return nil
+}
+
+// startTimer runs an interval program every period until Detach.
+func (s *Session) startTimer(p *ebpf.Program, period time.Duration) {
+	s.timers.Add(1)
+	go func() {
+		defer s.timers.Done()
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.stopTimers:
+				return
+			case <-t.C:
+				runProgram(p)
+			}
+		}
+	}()
 }
 
 func attach(p *codegen.Program, prog *ebpf.Program) (link.Link, error) {
@@ -114,10 +193,18 @@ func (s *Session) Close() {
 // Detach detaches the programs, then prints the records still in the ring
 // buffer. The maps stay, so they can be printed.
 func (s *Session) Detach() error {
-	for _, l := range s.links {
-		l.Close()
+	if s.stopTimers != nil {
+		close(s.stopTimers)
+		s.timers.Wait()
+		s.stopTimers = nil
+		for _, l := range s.links {
+			l.Close()
+		}
+		s.links = nil
+		if err := s.runAll(lang.ProbeEnd); err != nil {
+			return err
+		}
 	}
-	s.links = nil
 	if s.events == nil {
 		return nil
 	}

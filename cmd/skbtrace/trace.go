@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"sort"
 	"syscall"
 	"time"
 
@@ -39,6 +40,10 @@ func trace(o options, script *lang.Script, info *check.Info, spec *btf.Spec, std
 	if err != nil {
 		return report(stderr, err)
 	}
+	if len(out.Programs) == 0 {
+		fmt.Fprintln(stderr, "skbtrace: nothing to trace: no probe of the script matched")
+		return 1
+	}
 	w := stdout
 	if o.output != "" {
 		f, err := os.Create(o.output)
@@ -68,6 +73,16 @@ func trace(o options, script *lang.Script, info *check.Info, spec *btf.Spec, std
 		noun = "probe"
 	}
 	fmt.Fprintf(stderr, "skbtrace: tracing %d %s; Ctrl-C to end\n", len(out.Programs), noun)
+	// exit() in the script ends tracing like Ctrl-C.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-sess.Exited():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	status := 0
 	if o.command != "" {
 		status = runCommand(ctx, o.command, stderr)
@@ -126,11 +141,23 @@ func skbBackend(o options, script *lang.Script, spec *btf.Spec, stderr io.Writer
 		return codegen.Options{}, fmt.Errorf("--backend takes auto, kprobe-multi, kprobe, fentry or tracepoint, not %q", o.backend)
 	}
 	targets := runtime.ResolveSkbFallback(spec, globs)
-	for g, t := range targets {
-		if len(t) == 0 {
-			return codegen.Options{}, fmt.Errorf("skb:%s: no tracepoint that carries an sk_buff matches; on this kernel skb: probes attach to tracepoints (try skb:*)", g)
+	for _, g := range sortedKeys(targets) {
+		if len(targets[g]) == 0 {
+			// As bpftrace does with a probe that matches nothing: warn, and
+			// fail only if nothing at all is left to trace.
+			fmt.Fprintf(stderr, "skbtrace: skb:%s matches no tracepoint that carries an sk_buff; skipped (attaching to kernel functions is not built yet)\n", g)
+			continue
 		}
-		fmt.Fprintf(stderr, "skbtrace: skb:%s attaches to the %d tracepoints that carry an sk_buff (attaching to kernel functions is not built yet)\n", g, len(t))
+		fmt.Fprintf(stderr, "skbtrace: skb:%s attaches to the %d tracepoints that carry an sk_buff (attaching to kernel functions is not built yet)\n", g, len(targets[g]))
 	}
 	return codegen.Options{SkbTracepoints: targets}, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	k := make([]string, 0, len(m))
+	for n := range m {
+		k = append(k, n)
+	}
+	sort.Strings(k)
+	return k
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -197,5 +199,45 @@ func TestJSONEndToEnd(t *testing.T) {
 	}
 	if m.Type != "map" || m.Data["@"]["NO_SOCKET"] != 1 {
 		t.Errorf("map %+v", m)
+	}
+}
+
+// TestSpecProgramEndToEnd runs SPEC.md's sample program (with a shorter
+// interval): BEGIN and END print, interval prints and clears @drops, and the
+// drops of the datagrams sent add up across the interval prints.
+func TestSpecProgramEndToEnd(t *testing.T) {
+	port := closedUDPPort(t)
+	script := `BEGIN { printf("tracing\n") }
+skb:ip_rcv*, skb:tcp_v4_rcv /proto == tcp && dport == 80/ { @calls[func] = count() }
+tracepoint:skb:kfree_skb { @drops[reason, ksym(location)] = count() }
+interval:ms:100 { print(@drops); clear(@drops) }
+END { printf("bye\n") }
+`
+	// The pause lets an interval fire after the last datagram.
+	traffic := fmt.Sprintf(`bash -c 'for i in 1 2 3; do printf x > /dev/udp/127.0.0.1/%d; done; sleep 0.3'`, port)
+	code, out, errs := runCLI(t, "-e", script, "-c", traffic)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if lines[0] != "tracing" || lines[len(lines)-1] != "bye" {
+		t.Errorf("BEGIN and END lines missing:\n%s", out)
+	}
+	re := regexp.MustCompile(`^@drops\[NO_SOCKET, (\S+)\]: (\d+)$`)
+	total := 0
+	for _, l := range lines {
+		if m := re.FindStringSubmatch(l); m != nil {
+			n, _ := strconv.Atoi(m[2])
+			total += n
+			if strings.HasPrefix(m[1], "0x") {
+				t.Errorf("location not resolved to a symbol: %q", l)
+			}
+		}
+	}
+	if total != 3 {
+		t.Errorf("NO_SOCKET drops add up to %d, want 3:\n%s", total, out)
+	}
+	if !strings.Contains(errs, "skb:ip_rcv* matches no tracepoint") {
+		t.Errorf("skipped probes not reported: %q", errs)
 	}
 }
