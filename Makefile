@@ -13,9 +13,10 @@ vet:
 	$(GO) vet ./...
 
 # Tests need root and the kernel's BTF: they check scripts against the
-# running kernel.
+# running kernel. Packages run one at a time (-p 1): tracepoints are global,
+# and one package's traffic must not show up in another's trace.
 test: vet
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -p 1 ./...
 
 fuzz:
 	$(GO) test ./check -run '^$$' -fuzz FuzzParseCheck -fuzztime 10m -fuzzminimizetime 3s -timeout 0
