@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -168,11 +169,22 @@ func attach(p *codegen.Program, prog *ebpf.Program) (link.Link, error) {
 	return nil, fmt.Errorf("attach %s: %s probes are not attached yet", spec.Text, spec.Kind)
 }
 
+// haveKprobes reports whether the kernel has kprobes: the perf "kprobe" PMU
+// is registered where CONFIG_KPROBES (and kprobe events) are built in.
+func haveKprobes() bool {
+	_, err := os.Stat("/sys/bus/event_source/devices/kprobe")
+	return err == nil
+}
+
 // explainAttach says which kernel feature is missing.
 func explainAttach(err error, what string) error {
 	switch {
+	case what == "kprobe" && !haveKprobes():
+		return fmt.Errorf("this kernel has no kprobes (CONFIG_KPROBES is off: no kprobe PMU in /sys/bus/event_source/devices); use a tracepoint or fentry:")
+	case what == "kprobe" && strings.Contains(err.Error(), "neither debugfs nor tracefs are mounted"):
+		return fmt.Errorf("%w; mount it with: mount -t tracefs nodev /sys/kernel/tracing", err)
 	case errors.Is(err, os.ErrNotExist) && what == "kprobe":
-		return fmt.Errorf("this kernel has no kprobes (CONFIG_KPROBES is off, or the function cannot be probed); use a tracepoint or fentry: (%w)", err)
+		return fmt.Errorf("the function cannot be probed (it may be inlined, or blacklisted for kprobes): %w", err)
 	case errors.Is(err, os.ErrPermission):
 		return fmt.Errorf("the kernel refused (%w): run as root; some kernels also refuse fentry/fexit, use a tracepoint there", err)
 	case errors.Is(err, ebpf.ErrNotSupported):
