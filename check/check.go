@@ -2,7 +2,6 @@ package check
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 
 	"github.com/cilium/ebpf/btf"
@@ -148,13 +147,4 @@ func (c *checker) posParam(e *lang.PosParam) types.Type {
 	}
 	c.info.Consts[e] = Const{Str: v, IsStr: true}
 	return types.Str(max(len(v)+1, 16))
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	k := make([]string, 0, len(m))
-	for n := range m {
-		k = append(k, n)
-	}
-	sort.Strings(k)
-	return k
 }

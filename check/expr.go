@@ -1,7 +1,9 @@
 package check
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -42,7 +44,7 @@ func (c *checker) expr1(e lang.Expr) types.Type {
 		t, ok := c.vars[e.Name]
 		if !ok {
 			hint := ""
-			if m := lang.Suggest(e.Name, sortedKeys(c.vars)); m != "" {
+			if m := lang.Suggest(e.Name, slices.Sorted(maps.Keys(c.vars))); m != "" {
 				hint = "did you mean $" + m + "?"
 			}
 			c.errorf(e, hint, "$%s is used before it is assigned", e.Name)

@@ -159,7 +159,7 @@ func (c *checker) setProto(si *SpecInfo, proto *btf.FuncProto, skip int) {
 			name = fmt.Sprintf("arg%d", i-skip)
 		}
 		si.Params = append(si.Params, Param{Name: name, Index: i - skip, Type: t, BTF: p.Type})
-		if isSkbPtr(p.Type) && si.SkbParam < 0 {
+		if IsSkbPtr(p.Type) && si.SkbParam < 0 {
 			si.SkbParam = len(si.Params) - 1
 		}
 		if e, ok := btf.UnderlyingType(p.Type).(*btf.Enum); ok && e.Name == "skb_drop_reason" {
@@ -168,7 +168,8 @@ func (c *checker) setProto(si *SpecInfo, proto *btf.FuncProto, skip int) {
 	}
 }
 
-func isSkbPtr(t btf.Type) bool {
+// IsSkbPtr reports whether a BTF type is struct sk_buff *.
+func IsSkbPtr(t btf.Type) bool {
 	p, ok := btf.UnderlyingType(t).(*btf.Pointer)
 	if !ok {
 		return false

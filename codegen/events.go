@@ -168,11 +168,8 @@ func (g *gen) submit(rec int16, size int) {
 	// No room: count the loss, so that it is reported, never silent. The
 	// record's first word, its id, is done with: it holds the zero key.
 	g.emit(zero8(rec)...)
+	g.lookup(LostMap, rec)
 	g.emit(
-		asm.LoadMapPtr(asm.R1, 0).WithReference(LostMap),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, int32(rec)),
-		asm.FnMapLookupElem.Call(),
 		asm.JEq.Imm(asm.R0, 0, sent),
 		asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
 		asm.Add.Imm(asm.R1, 1),
@@ -264,11 +261,4 @@ func (g *gen) pathString(path []check.Member, at int16, size int) error {
 }
 
 // readString reads a NUL-terminated string from the address in R3.
-func (g *gen) readString(at int16, size int) {
-	g.emit(
-		asm.Mov.Reg(asm.R1, asm.RFP),
-		asm.Add.Imm(asm.R1, int32(at)),
-		asm.Mov.Imm(asm.R2, int32(size)),
-		asm.FnProbeReadKernelStr.Call(),
-	)
-}
+func (g *gen) readString(at int16, size int) { g.readWith(asm.FnProbeReadKernelStr, at, size) }

@@ -186,11 +186,15 @@ func (g *gen) readAt(dst, head, base int16, off int32, n int) {
 }
 
 // probeRead reads n bytes from the address in R3 into the slot dst.
-func (g *gen) probeRead(dst int16, n int) {
+func (g *gen) probeRead(dst int16, n int) { g.readWith(asm.FnProbeReadKernel, dst, n) }
+
+// readWith calls a bpf_probe_read_kernel-like helper: n bytes from the
+// address in R3 into the slot dst.
+func (g *gen) readWith(fn asm.BuiltinFunc, dst int16, n int) {
 	g.emit(
 		asm.Mov.Reg(asm.R1, asm.RFP),
 		asm.Add.Imm(asm.R1, int32(dst)),
 		asm.Mov.Imm(asm.R2, int32(n)),
-		asm.FnProbeReadKernel.Call(),
+		fn.Call(),
 	)
 }

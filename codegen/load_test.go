@@ -169,49 +169,7 @@ func TestHeaderFieldsEndToEnd(t *testing.T) {
 func TestCountsDropsEndToEnd(t *testing.T) {
 	const sent = 7
 	const payload = 1337
-	out := compile(t, `tracepoint:skb:kfree_skb /reason == "NO_SOCKET"/ { @[len] = count() }`)
-	coll := load(t, out)
-	l, err := link.AttachTracing(link.TracingOptions{Program: coll.Programs[out.Programs[0].Name], AttachType: ebpf.AttachTraceRawTp})
-	if err != nil {
-		t.Fatalf("attach tp_btf: %v", err)
-	}
-	defer l.Close()
-
-	// A port nobody listens on: bind it, note it, close it.
-	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := pc.LocalAddr().(*net.UDPAddr).Port
-	pc.Close()
-	// An unconnected socket: ICMP port unreachable does not fail its sends.
-	conn, err := net.ListenPacket("udp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	dst := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port}
-	buf := make([]byte, payload)
-	for i := 0; i < sent; i++ {
-		if _, err := conn.WriteTo(buf, dst); err != nil {
-			t.Fatalf("send %d: %v", i, err)
-		}
-	}
-	l.Close()
-
-	m := coll.Maps[codegen.MapName("")]
-	var key uint64
-	var perCPU []uint64
-	counts := map[uint64]uint64{}
-	it := m.Iterate()
-	for it.Next(&key, &perCPU) {
-		for _, v := range perCPU {
-			counts[key] += v
-		}
-	}
-	if err := it.Err(); err != nil {
-		t.Fatal(err)
-	}
+	counts, _, _ := dropsByKey(t, `tracepoint:skb:kfree_skb /reason == "NO_SOCKET"/ { @[len] = count() }`, sent, payload)
 	// At udp_rcv the skb holds the UDP header and the payload.
 	if got := counts[payload+8]; got != sent {
 		t.Errorf("@[%d] = %d, want %d (all counts: %v)", payload+8, got, sent, counts)

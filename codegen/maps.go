@@ -119,11 +119,8 @@ func (g *gen) assignMap(s *lang.AssignStmt, m *lang.MapExpr) error {
 	g.vs.pop(asm.R0)
 	g.emit(asm.StoreMem(asm.RFP, val, asm.R0, asm.DWord))
 	if add {
+		g.lookup(mapName, key)
 		g.emit(
-			asm.LoadMapPtr(asm.R1, 0).WithReference(mapName),
-			asm.Mov.Reg(asm.R2, asm.RFP),
-			asm.Add.Imm(asm.R2, int32(key)),
-			asm.FnMapLookupElem.Call(),
 			asm.JEq.Imm(asm.R0, 0, update),
 			asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
 			asm.LoadMem(asm.R2, asm.RFP, val, asm.DWord),
@@ -162,4 +159,14 @@ func (g *gen) buildKey(m *lang.MapExpr, size uint32) (int16, error) {
 		g.emit(asm.StoreMem(asm.RFP, key+int16(8*i), asm.R0, asm.DWord))
 	}
 	return key, nil
+}
+
+// lookup emits bpf_map_lookup_elem(map, R10+key); R0 is the value or NULL.
+func (g *gen) lookup(mapName string, key int16) {
+	g.emit(
+		asm.LoadMapPtr(asm.R1, 0).WithReference(mapName),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, int32(key)),
+		asm.FnMapLookupElem.Call(),
+	)
 }

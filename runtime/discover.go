@@ -7,6 +7,7 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
+	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/codegen"
 )
 
@@ -32,7 +33,7 @@ func SkbTracepoints(spec *btf.Spec) []codegen.SkbTarget {
 			continue
 		}
 		for i, p := range proto.Params {
-			if i > 0 && isSkbPtr(p.Type) {
+			if i > 0 && check.IsSkbPtr(p.Type) {
 				out = append(out, codegen.SkbTarget{Name: strings.TrimPrefix(td.Name, "btf_trace_"), SkbArg: i - 1})
 				break
 			}
@@ -40,15 +41,6 @@ func SkbTracepoints(spec *btf.Spec) []codegen.SkbTarget {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
-}
-
-func isSkbPtr(t btf.Type) bool {
-	p, ok := btf.UnderlyingType(t).(*btf.Pointer)
-	if !ok {
-		return false
-	}
-	s, ok := btf.UnderlyingType(p.Target).(*btf.Struct)
-	return ok && s.Name == "sk_buff"
 }
 
 // MatchTargets keeps the targets whose name matches the glob.
@@ -62,7 +54,7 @@ func MatchTargets(targets []codegen.SkbTarget, glob string) []codegen.SkbTarget 
 	return out
 }
 
-// TraceiterAddrs fills each target's FuncAddr with the address of the
+// traceiterAddrs fills each target's FuncAddr with the address of the
 // kernel's __traceiter_NAME, so that `func` names the tracepoint.
 func (k *ksyms) traceiterAddrs(targets []codegen.SkbTarget) {
 	k.once.Do(k.load)

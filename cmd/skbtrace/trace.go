@@ -4,10 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
-	"sort"
+	"slices"
 	"syscall"
 	"time"
 
@@ -141,7 +142,7 @@ func skbBackend(o options, script *lang.Script, spec *btf.Spec, stderr io.Writer
 		return codegen.Options{}, fmt.Errorf("--backend takes auto, kprobe-multi, kprobe, fentry or tracepoint, not %q", o.backend)
 	}
 	targets := runtime.ResolveSkbFallback(spec, globs)
-	for _, g := range sortedKeys(targets) {
+	for _, g := range slices.Sorted(maps.Keys(targets)) {
 		if len(targets[g]) == 0 {
 			// As bpftrace does with a probe that matches nothing: warn, and
 			// fail only if nothing at all is left to trace.
@@ -151,13 +152,4 @@ func skbBackend(o options, script *lang.Script, spec *btf.Spec, stderr io.Writer
 		fmt.Fprintf(stderr, "skbtrace: skb:%s attaches to the %d tracepoints that carry an sk_buff (attaching to kernel functions is not built yet)\n", g, len(targets[g]))
 	}
 	return codegen.Options{SkbTracepoints: targets}, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	k := make([]string, 0, len(m))
-	for n := range m {
-		k = append(k, n)
-	}
-	sort.Strings(k)
-	return k
 }
