@@ -384,12 +384,16 @@ func sameFmt(a, b types.Type) types.Fmt {
 }
 
 // constInt evaluates a constant integer expression.
-func (c *checker) constInt(e lang.Expr) (int64, bool) {
+func (c *checker) constInt(e lang.Expr) (int64, bool) { return c.info.ConstInt(e) }
+
+// ConstInt evaluates a constant integer expression: literals, named and
+// folded constants (lhist's bounds, -(-100)).
+func (info *Info) ConstInt(e lang.Expr) (int64, bool) {
 	switch e := e.(type) {
 	case *lang.ParenExpr:
-		return c.constInt(e.X)
+		return info.ConstInt(e.X)
 	case *lang.UnaryExpr:
-		v, ok := c.constInt(e.X)
+		v, ok := info.ConstInt(e.X)
 		switch e.Op {
 		case "-":
 			return -v, ok
@@ -400,8 +404,8 @@ func (c *checker) constInt(e lang.Expr) (int64, bool) {
 		}
 		return 0, false
 	case *lang.BinaryExpr:
-		a, ok1 := c.constInt(e.X)
-		b, ok2 := c.constInt(e.Y)
+		a, ok1 := info.ConstInt(e.X)
+		b, ok2 := info.ConstInt(e.Y)
 		if !ok1 || !ok2 {
 			return 0, false
 		}
@@ -421,7 +425,7 @@ func (c *checker) constInt(e lang.Expr) (int64, bool) {
 		}
 		return 0, false
 	}
-	k, ok := c.info.Consts[e]
+	k, ok := info.Consts[e]
 	if !ok || k.IsStr {
 		return 0, false
 	}

@@ -61,11 +61,13 @@ type Output struct {
 	Programs []*Program
 	Maps     map[string]*ebpf.MapSpec
 	Events   []*Event
+	// Lhist holds each lhist map's min, max and step, by script map name.
+	Lhist map[string][3]int64
 }
 
 // Compile generates the programs of a checked script.
 func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
-	out := &Output{Maps: map[string]*ebpf.MapSpec{}}
+	out := &Output{Maps: map[string]*ebpf.MapSpec{}, Lhist: map[string][3]int64{}}
 	ms := &mapSet{info: info, specs: out.Maps}
 	for pi, p := range s.Probes {
 		for si, spec := range info.Probes[p].Specs {
@@ -129,6 +131,8 @@ type gen struct {
 	// ip and addrSlot are the scratch slots of header and address reads.
 	ip       *ipSlots
 	addrSlot int16
+	// mapOf names the map an aggregation call is assigned to.
+	mapOf map[*lang.CallExpr]string
 }
 
 // funcIP puts the traced function's address in R0. A tp_btf program has no
@@ -157,7 +161,7 @@ func (g *gen) mark(label string) {
 const exitLabel = "exit"
 
 func compileProbe(info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec *check.SpecInfo, name string, tg SkbTarget) (*Program, error) {
-	g := &gen{info: info, maps: ms, out: out, probe: p, spec: spec, vars: map[string]int16{}, skbArg: tg.SkbArg, target: tg}
+	g := &gen{info: info, maps: ms, out: out, probe: p, spec: spec, vars: map[string]int16{}, skbArg: tg.SkbArg, target: tg, mapOf: map[*lang.CallExpr]string{}}
 	g.vs.g = g
 	ps := &ebpf.ProgramSpec{Name: name, License: "GPL"}
 	switch spec.Spec.Kind {

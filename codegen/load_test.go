@@ -83,6 +83,8 @@ func TestVerifierAcceptsScripts(t *testing.T) {
 		`tracepoint:skb:kfree_skb /saddr in 10.0.0.0/8 || daddr == ::1 || saddr != 192.168.1.1 || daddr in fe80::/10/ { @[dport] = count() }`,
 		`tracepoint:skb:kfree_skb { printf("%s %d %s:%u -> %s:%u %s %s\n", reason, len, saddr, sport, daddr, dport, dev, comm); print(len, saddr, daddr, l4proto) }`,
 		`skb:* /mark == 0xdeadbeef/ < print(len, dev) >`,
+		`tracepoint:skb:kfree_skb { @h[ifindex] = hist(len); @l = lhist(len, -100, 1500, 100); @mn[cpu] = min(len); @mx = max(len); @a = avg(len); @s[l4proto, dport] = stats(len) }`,
+		`BEGIN { printf("start\n") } interval:ms:100 { print(@n); clear(@n); zero(@m) } tracepoint:skb:kfree_skb { @n = count(); @m = sum(len); if (len > 1000) { exit() } } END { printf("end\n") }`,
 	}
 	for _, s := range scripts {
 		t.Run(s, func(t *testing.T) {

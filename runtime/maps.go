@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -17,12 +19,13 @@ import (
 
 // mapEntry is one decoded map element.
 type mapEntry struct {
-	key   string
-	value int64
+	key    string // the script's keys, formatted: [udp, 9]
+	value  aggValue
+	bucket int64 // for histograms, the bucket index
 }
 
 // readMap decodes a map's elements: keys formatted by their types, per-CPU
-// values added up.
+// values combined by the aggregation.
 func (s *Session) readMap(mi *check.MapInfo, m *ebpf.Map) ([]mapEntry, error) {
 	var out []mapEntry
 	key := make([]byte, m.KeySize())
@@ -36,36 +39,21 @@ func (s *Session) readMap(mi *check.MapInfo, m *ebpf.Map) ([]mapEntry, error) {
 			ok = it.Next(&key, &many)
 		} else {
 			ok = it.Next(&key, &one)
+			many = [][]byte{one}
 		}
 		if !ok {
 			break
 		}
-		var v uint64
-		if perCPU {
-			for _, b := range many {
-				v += binary.LittleEndian.Uint64(b)
-			}
-		} else {
-			v = binary.LittleEndian.Uint64(one)
+		e := mapEntry{key: s.formatKey(mi, key), value: combine(mi.Value, many)}
+		if codegen.IsHist(mi) {
+			e.bucket = int64(binary.LittleEndian.Uint64(key[8*len(mi.Keys):]))
 		}
-		out = append(out, mapEntry{key: s.formatKey(mi, key), value: int64(v)})
+		out = append(out, e)
 	}
 	if err := it.Err(); err != nil {
 		return nil, fmt.Errorf("read @%s: %w", mi.Name, err)
 	}
 	return out, nil
-}
-
-func (s *Session) formatKey(mi *check.MapInfo, key []byte) string {
-	if len(mi.Keys) == 0 {
-		return ""
-	}
-	parts := make([]string, len(mi.Keys))
-	for i, t := range mi.Keys {
-		v := binary.LittleEndian.Uint64(key[8*i:])
-		parts[i] = s.fmt.formatInt(v, t)
-	}
-	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 // PrintMaps prints every map that holds data, in bpftrace's layout:
@@ -94,18 +82,24 @@ func (s *Session) printMap(w io.Writer, name string, first bool) (bool, error) {
 	if err != nil || len(entries) == 0 {
 		return false, err
 	}
+	if codegen.IsHist(mi) {
+		return true, s.printHists(w, name, mi, entries, first)
+	}
+	entries = slices.DeleteFunc(entries, func(e mapEntry) bool {
+		return (mi.Value.Agg == types.AggMin || mi.Value.Agg == types.AggMax) && !e.value.seen
+	})
 	sort.SliceStable(entries, func(i, j int) bool {
-		if entries[i].value != entries[j].value {
-			return entries[i].value < entries[j].value
+		if entries[i].value.n != entries[j].value.n {
+			return entries[i].value.n < entries[j].value.n
 		}
 		return entries[i].key < entries[j].key
 	})
 	if s.json {
-		var data any = entries[0].value
+		var data any = s.jsonValue(mi, entries[0].value)
 		if len(mi.Keys) > 0 {
 			byKey := map[string]any{}
 			for _, e := range entries {
-				byKey[strings.Trim(e.key, "[]")] = e.value
+				byKey[strings.Trim(e.key, "[]")] = s.jsonValue(mi, e.value)
 			}
 			data = byKey
 		}
@@ -116,12 +110,57 @@ func (s *Session) printMap(w io.Writer, name string, first bool) (bool, error) {
 		fmt.Fprintln(w)
 	}
 	for _, e := range entries {
-		v := s.fmt.formatInt(uint64(e.value), valueType(mi.Value))
-		if _, err := fmt.Fprintf(w, "@%s%s: %s\n", name, e.key, v); err != nil {
+		if _, err := fmt.Fprintf(w, "@%s%s: %s\n", name, e.key, s.formatAgg(mi, e.value)); err != nil {
 			return true, err
 		}
 	}
 	return true, nil
+}
+
+func (s *Session) jsonValue(mi *check.MapInfo, a aggValue) any {
+	if mi.Value.Kind == types.Agg && mi.Value.Agg == types.AggStats {
+		return map[string]int64{"count": a.cnt, "average": a.n, "total": a.sum}
+	}
+	if mi.Value.Kind == types.Agg || mi.Value.Fmt == types.FmtDec {
+		return a.n
+	}
+	return s.formatAgg(mi, a)
+}
+
+// printHists prints a histogram map: one histogram for each key.
+func (s *Session) printHists(w io.Writer, name string, mi *check.MapInfo, entries []mapEntry, first bool) error {
+	hists := map[string]histBuckets{}
+	for _, e := range entries {
+		if hists[e.key] == nil {
+			hists[e.key] = histBuckets{}
+		}
+		hists[e.key][e.bucket] += e.value.n
+	}
+	var lhist *[3]int64
+	if b, ok := s.out.Lhist[name]; ok {
+		lhist = &b
+	}
+	keys := slices.Sorted(maps.Keys(hists))
+	if s.json {
+		data := map[string]any{}
+		for _, k := range keys {
+			var buckets []map[string]any
+			for _, i := range slices.Sorted(maps.Keys(hists[k])) {
+				buckets = append(buckets, map[string]any{"bucket": histLabel(i, lhist), "count": hists[k][i]})
+			}
+			data[strings.Trim(k, "[]")] = buckets
+		}
+		_, err := fmt.Fprint(w, jsonLine(map[string]any{"type": "hist", "data": map[string]any{"@" + name: data}}))
+		return err
+	}
+	for i, k := range keys {
+		if !first || i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "@%s%s:\n", name, k)
+		printHist(w, hists[k], lhist)
+	}
+	return nil
 }
 
 // clearMap deletes every element of a map; zeroMap sets every value to 0.
@@ -186,10 +225,22 @@ func zeroValue(m *ebpf.Map, key []byte) error {
 	return m.Update(key, uint64(0), ebpf.UpdateExist)
 }
 
-// valueType is how a map's value prints: aggregations as signed counts.
+// valueType is how a map's value prints: aggregations as signed numbers.
 func valueType(t types.Type) types.Type {
 	if t.Kind == types.Agg {
 		return types.S64
 	}
 	return t
+}
+
+// formatKey renders the script's keys of a map element: [udp, 9].
+func (s *Session) formatKey(mi *check.MapInfo, key []byte) string {
+	if len(mi.Keys) == 0 {
+		return ""
+	}
+	parts := make([]string, len(mi.Keys))
+	for i, t := range mi.Keys {
+		parts[i] = s.fmt.formatInt(binary.LittleEndian.Uint64(key[8*i:]), t)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }

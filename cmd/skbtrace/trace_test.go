@@ -241,3 +241,34 @@ END { printf("bye\n") }
 		t.Errorf("skipped probes not reported: %q", errs)
 	}
 }
+
+// TestAggregationsEndToEnd sends datagrams of known sizes and checks every
+// aggregation's printed result: hist and lhist buckets, min, max, avg, stats.
+func TestAggregationsEndToEnd(t *testing.T) {
+	port := closedUDPPort(t)
+	script := fmt.Sprintf(`tracepoint:skb:kfree_skb /dport == %d/ { @h = hist(len); @l[l4proto] = lhist(len, 0, 40, 10); @mn = min(len); @mx = max(len); @a = avg(len); @s = stats(len) }`, port)
+	// Payloads of 1, 5, 10, 30, 60 and 100 bytes: lengths 9 to 108 with the UDP header.
+	traffic := fmt.Sprintf(`bash -c 'for n in 1 5 10 30 60 100; do head -c $n /dev/zero > /dev/udp/127.0.0.1/%d; done'`, port)
+	code, out, errs := runCLI(t, "-e", script, "-c", traffic)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	full := strings.Repeat("@", 52)
+	half := strings.Repeat("@", 26) + strings.Repeat(" ", 26)
+	none := strings.Repeat(" ", 52)
+	want := "@h:\n" +
+		"[8, 16)                2 |" + full + "|\n" +
+		"[16, 32)               1 |" + half + "|\n" +
+		"[32, 64)               1 |" + half + "|\n" +
+		"[64, 128)              2 |" + full + "|\n" +
+		"\n@l[udp]:\n" +
+		"[0, 10)                1 |" + half + "|\n" +
+		"[10, 20)               2 |" + full + "|\n" +
+		"[20, 30)               0 |" + none + "|\n" +
+		"[30, 40)               1 |" + half + "|\n" +
+		"[40, ...)              2 |" + full + "|\n" +
+		"\n@mn: 9\n\n@mx: 108\n\n@a: 42\n\n@s: count 6, average 42, total 254\n"
+	if out != want {
+		t.Errorf("output:\n%s\nwant:\n%s", out, want)
+	}
+}
