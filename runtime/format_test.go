@@ -1,0 +1,75 @@
+package runtime
+
+import (
+	"testing"
+
+	"github.com/cilium/ebpf/btf"
+
+	// The -update flag of golden files is defined there; `go test ./... -update` needs every package to accept it.
+	_ "github.com/skbtrace/skbtrace/internal/golden"
+	"github.com/skbtrace/skbtrace/lang/types"
+)
+
+func TestFormatInt(t *testing.T) {
+	reasons := &btf.Enum{Name: "skb_drop_reason", Size: 4, Values: []btf.EnumValue{
+		{Name: "SKB_NOT_DROPPED_YET", Value: 0}, {Name: "SKB_DROP_REASON_NOT_SPECIFIED", Value: 2},
+		{Name: "SKB_DROP_REASON_NO_SOCKET", Value: 3}, {Name: "SKB_DROP_REASON_TCP_CSUM", Value: 10},
+	}}
+	f := newFormatter()
+	tests := []struct {
+		v    uint64
+		t    types.Type
+		want string
+	}{
+		{42, types.U32, "42"},
+		{^uint64(0), types.S64, "-1"},
+		{0xdeadbeef, types.Type{Kind: types.Int, Size: 4, Fmt: types.FmtHex}, "0xdeadbeef"},
+		{1, types.Bool, "true"},
+		{0x86dd, types.Type{Kind: types.Int, Fmt: types.FmtEtherType}, "ipv6"},
+		{0x0800, types.Type{Kind: types.Int, Fmt: types.FmtEtherType}, "ipv4"},
+		{17, types.Type{Kind: types.Int, Fmt: types.FmtIPProto}, "udp"},
+		{250, types.Type{Kind: types.Int, Fmt: types.FmtIPProto}, "250"},
+		{0x12, types.Type{Kind: types.Int, Fmt: types.FmtTCPFlags}, "SYN|ACK"},
+		{0, types.Type{Kind: types.Int, Fmt: types.FmtTCPFlags}, "0"},
+		{4, types.Type{Kind: types.Int, Fmt: types.FmtPktType}, "outgoing"},
+		{3, types.Type{Kind: types.Int, Fmt: types.FmtEnum, BTF: reasons}, "NO_SOCKET"},
+		{99, types.Type{Kind: types.Int, Fmt: types.FmtEnum, BTF: reasons}, "99"},
+	}
+	for _, tt := range tests {
+		if got := f.formatInt(tt.v, tt.t); got != tt.want {
+			t.Errorf("formatInt(%d, %v) = %q, want %q", tt.v, tt.t, got, tt.want)
+		}
+	}
+}
+
+func TestHistLabels(t *testing.T) {
+	tests := []struct {
+		i     int64
+		lhist *[3]int64
+		want  string
+	}{
+		{0, nil, "(..., 1)"}, {1, nil, "[1]"}, {2, nil, "[2, 4)"}, {11, nil, "[1K, 2K)"}, {21, nil, "[1M, 2M)"},
+		{0, &[3]int64{0, 100, 10}, "(..., 0)"}, {1, &[3]int64{0, 100, 10}, "[0, 10)"},
+		{10, &[3]int64{0, 100, 10}, "[90, 100)"}, {11, &[3]int64{0, 100, 10}, "[100, ...)"},
+		{2, &[3]int64{-5, 5, 3}, "[-2, 1)"}, {4, &[3]int64{-5, 5, 3}, "[4, 5)"}, {5, &[3]int64{-5, 5, 3}, "[5, ...)"},
+	}
+	for _, tt := range tests {
+		if got := histLabel(tt.i, tt.lhist); got != tt.want {
+			t.Errorf("histLabel(%d, %v) = %q, want %q", tt.i, tt.lhist, got, tt.want)
+		}
+	}
+}
+
+func TestFormatAddr(t *testing.T) {
+	v4 := make([]byte, 24)
+	copy(v4, []byte{10, 1, 2, 3})
+	v4[16] = 4
+	v6 := make([]byte, 24)
+	v6[15], v6[16] = 1, 6
+	none := make([]byte, 24)
+	for raw, want := range map[*[]byte]string{&v4: "10.1.2.3", &v6: "::1", &none: "-"} {
+		if got := formatAddr(*raw); got != want {
+			t.Errorf("formatAddr = %q, want %q", got, want)
+		}
+	}
+}
