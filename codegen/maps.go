@@ -146,23 +146,20 @@ func (g *gen) assignMap(s *lang.AssignStmt, m *lang.MapExpr) error {
 	if err != nil {
 		return err
 	}
-	mapName := spec.Name
-	update, done := g.label("update"), g.label("stored")
 	g.vs.pop(asm.R0)
 	g.emit(asm.StoreMem(asm.RFP, val, asm.R0, asm.DWord))
 	if add {
-		g.lookup(mapName, key)
-		g.emit(
-			asm.JEq.Imm(asm.R0, 0, update),
-			asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
-			asm.LoadMem(asm.R2, asm.RFP, val, asm.DWord),
-			asm.Add.Reg(asm.R1, asm.R2),
-			asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
-			asm.Ja.Label(done),
-		)
+		g.addOrCreate(spec.Name, key, val)
+	} else {
+		g.update(spec.Name, key, val)
 	}
+	return nil
+}
+
+// update emits bpf_map_update_elem(map, R10+key, R10+val, BPF_ANY).
+func (g *gen) update(mapName string, key, val int16) {
 	g.emit(
-		asm.LoadMapPtr(asm.R1, 0).WithReference(mapName).WithSymbol(update),
+		asm.LoadMapPtr(asm.R1, 0).WithReference(mapName),
 		asm.Mov.Reg(asm.R2, asm.RFP),
 		asm.Add.Imm(asm.R2, int32(key)),
 		asm.Mov.Reg(asm.R3, asm.RFP),
@@ -170,8 +167,24 @@ func (g *gen) assignMap(s *lang.AssignStmt, m *lang.MapExpr) error {
 		asm.Mov.Imm(asm.R4, 0),
 		asm.FnMapUpdateElem.Call(),
 	)
+}
+
+// addOrCreate adds the u64 at R10+val to the element at R10+key, creating
+// the element with that value when there is none.
+func (g *gen) addOrCreate(mapName string, key, val int16) {
+	create, done := g.label("create"), g.label("added")
+	g.lookup(mapName, key)
+	g.emit(
+		asm.JEq.Imm(asm.R0, 0, create),
+		asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
+		asm.LoadMem(asm.R2, asm.RFP, val, asm.DWord),
+		asm.Add.Reg(asm.R1, asm.R2),
+		asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
+		asm.Ja.Label(done),
+	)
+	g.mark(create)
+	g.update(mapName, key, val)
 	g.mark(done)
-	return nil
 }
 
 // buildKey evaluates the key parts into a zeroed key buffer, 8 bytes each.
@@ -257,15 +270,7 @@ func (g *gen) aggregate2(m *lang.MapExpr, spec *ebpf.MapSpec, fn string) error {
 			asm.StoreMem(asm.RFP, val, asm.R1, asm.DWord),
 		)
 	}
-	g.emit(
-		asm.LoadMapPtr(asm.R1, 0).WithReference(spec.Name),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, int32(key)),
-		asm.Mov.Reg(asm.R3, asm.RFP),
-		asm.Add.Imm(asm.R3, int32(val)),
-		asm.Mov.Imm(asm.R4, 0),
-		asm.FnMapUpdateElem.Call(),
-	)
+	g.update(spec.Name, key, val)
 	g.mark(done)
 	return nil
 }
@@ -331,24 +336,7 @@ func (g *gen) histCount(m *lang.MapExpr, spec *ebpf.MapSpec) error {
 	if err != nil {
 		return err
 	}
-	create, done := g.label("hist_new"), g.label("hist_done")
-	g.lookup(spec.Name, key)
-	g.emit(
-		asm.JEq.Imm(asm.R0, 0, create),
-		asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
-		asm.Add.Imm(asm.R1, 1),
-		asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
-		asm.Ja.Label(done),
-		asm.Mov.Imm(asm.R1, 1).WithSymbol(create),
-		asm.StoreMem(asm.RFP, val, asm.R1, asm.DWord),
-		asm.LoadMapPtr(asm.R1, 0).WithReference(spec.Name),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, int32(key)),
-		asm.Mov.Reg(asm.R3, asm.RFP),
-		asm.Add.Imm(asm.R3, int32(val)),
-		asm.Mov.Imm(asm.R4, 0),
-		asm.FnMapUpdateElem.Call(),
-	)
-	g.mark(done)
+	g.emit(asm.Mov.Imm(asm.R1, 1), asm.StoreMem(asm.RFP, val, asm.R1, asm.DWord))
+	g.addOrCreate(spec.Name, key, val)
 	return nil
 }
