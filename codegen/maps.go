@@ -151,15 +151,20 @@ func (g *gen) assignMap(s *lang.AssignStmt, m *lang.MapExpr) error {
 	if add {
 		g.addOrCreate(spec.Name, key, val)
 	} else {
-		g.update(spec.Name, key, val)
+		g.update("", spec.Name, key, val)
 	}
 	return nil
 }
 
-// update emits bpf_map_update_elem(map, R10+key, R10+val, BPF_ANY).
-func (g *gen) update(mapName string, key, val int16) {
+// update emits bpf_map_update_elem(map, R10+key, R10+val, BPF_ANY); label,
+// if not empty, names its first instruction.
+func (g *gen) update(label, mapName string, key, val int16) {
+	first := asm.LoadMapPtr(asm.R1, 0).WithReference(mapName)
+	if label != "" {
+		first = first.WithSymbol(label)
+	}
 	g.emit(
-		asm.LoadMapPtr(asm.R1, 0).WithReference(mapName),
+		first,
 		asm.Mov.Reg(asm.R2, asm.RFP),
 		asm.Add.Imm(asm.R2, int32(key)),
 		asm.Mov.Reg(asm.R3, asm.RFP),
@@ -182,8 +187,7 @@ func (g *gen) addOrCreate(mapName string, key, val int16) {
 		asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
 		asm.Ja.Label(done),
 	)
-	g.mark(create)
-	g.update(mapName, key, val)
+	g.update(create, mapName, key, val)
 	g.mark(done)
 }
 
@@ -270,7 +274,7 @@ func (g *gen) aggregate2(m *lang.MapExpr, spec *ebpf.MapSpec, fn string) error {
 			asm.StoreMem(asm.RFP, val, asm.R1, asm.DWord),
 		)
 	}
-	g.update(spec.Name, key, val)
+	g.update("", spec.Name, key, val)
 	g.mark(done)
 	return nil
 }
