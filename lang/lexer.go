@@ -17,11 +17,19 @@ const (
 	opRe = `<<=|>>=|\+\+|--|->|&&|\|\||==|!=|<=|>=|<<|>>|\+=|-=|\*=|/=|%=|&=|\|=|\^=|[-+*/%&|^!~<>=?:;,.]`
 )
 
-func exprRules() []lexer.Rule {
+// trivia are the rules every state starts with: whitespace and comments,
+// before any rule that could take a comment's "/" for an operator.
+func trivia() []lexer.Rule {
 	return []lexer.Rule{
 		{Name: "whitespace", Pattern: `[ \t\r\n]+`},
 		{Name: "comment", Pattern: `//[^\n]*|/\*(?s:.*?)\*/`},
 		{Name: "BadComment", Pattern: `/\*`},
+	}
+}
+
+// exprTokens are the tokens of expressions and statements.
+func exprTokens() []lexer.Rule {
+	return []lexer.Rule{
 		{Name: "String", Pattern: `"(?:\\.|[^"\\\n])*"`},
 		{Name: "BadString", Pattern: `"(?:\\.|[^"\\\n])*`},
 		{Name: "IPv6", Pattern: ipv6Re + `(?:/[0-9]+)?`},
@@ -39,37 +47,29 @@ func exprRules() []lexer.Rule {
 	}
 }
 
-func rulesWith(first ...lexer.Rule) []lexer.Rule {
-	return append(first, exprRules()...)
+// exprState is a state of nested expression text: trivia, then the rules
+// that end the state (tried before the operators they resemble), then tokens.
+func exprState(closers ...lexer.Rule) []lexer.Rule {
+	rules := append(trivia(), closers...)
+	return append(rules, exprTokens()...)
 }
 
 var lexerDef = lexer.MustStateful(lexer.Rules{
-	"Root": {
-		{Name: "whitespace", Pattern: `[ \t\r\n]+`},
-		{Name: "comment", Pattern: `//[^\n]*|/\*(?s:.*?)\*/`},
-		{Name: "BadComment", Pattern: `/\*`},
-		{Name: "LBrace", Pattern: `\{`, Action: lexer.Push("Brace")},
-		{Name: "AngleOpen", Pattern: `<`, Action: lexer.Push("Angle")},
-		{Name: "PredOpen", Pattern: `/`, Action: lexer.Push("Pred")},
-		{Name: "Comma", Pattern: `,`},
-		{Name: "Hash", Pattern: `#[^\n]*`},
-		{Name: "TopStray", Pattern: `[})\]>]`},
-		{Name: "ProbeSpec", Pattern: `[^\s,{}</>]+`},
-	},
-	"Brace": rulesWith(lexer.Rule{Name: "RBrace", Pattern: `\}`, Action: lexer.Pop()}),
-	"Angle": append([]lexer.Rule{
-		{Name: "whitespace", Pattern: `[ \t\r\n]+`},
-		{Name: "comment", Pattern: `//[^\n]*|/\*(?s:.*?)\*/`},
-		{Name: "BadComment", Pattern: `/\*`},
-		{Name: "AngleOp", Pattern: `>>=|>>|>=`},
-		{Name: "AngleClose", Pattern: `>`, Action: lexer.Pop()},
-	}, exprRules()...),
-	"Pred": append([]lexer.Rule{
-		{Name: "whitespace", Pattern: `[ \t\r\n]+`},
-		{Name: "comment", Pattern: `//[^\n]*|/\*(?s:.*?)\*/`},
-		{Name: "BadComment", Pattern: `/\*`},
-		{Name: "PredClose", Pattern: `/`, Action: lexer.Pop()},
-	}, exprRules()...),
-	"Paren": rulesWith(lexer.Rule{Name: "RParen", Pattern: `\)`, Action: lexer.Pop()}),
-	"Brack": rulesWith(lexer.Rule{Name: "RBrack", Pattern: `\]`, Action: lexer.Pop()}),
+	"Root": append(trivia(),
+		lexer.Rule{Name: "LBrace", Pattern: `\{`, Action: lexer.Push("Brace")},
+		lexer.Rule{Name: "AngleOpen", Pattern: `<`, Action: lexer.Push("Angle")},
+		lexer.Rule{Name: "PredOpen", Pattern: `/`, Action: lexer.Push("Pred")},
+		lexer.Rule{Name: "Comma", Pattern: `,`},
+		lexer.Rule{Name: "Hash", Pattern: `#[^\n]*`},
+		lexer.Rule{Name: "TopStray", Pattern: `[})\]>]`},
+		lexer.Rule{Name: "ProbeSpec", Pattern: `[^\s,{}</>]+`},
+	),
+	"Brace": exprState(lexer.Rule{Name: "RBrace", Pattern: `\}`, Action: lexer.Pop()}),
+	"Angle": exprState(
+		lexer.Rule{Name: "AngleOp", Pattern: `>>=|>>|>=`},
+		lexer.Rule{Name: "AngleClose", Pattern: `>`, Action: lexer.Pop()},
+	),
+	"Pred":  exprState(lexer.Rule{Name: "PredClose", Pattern: `/`, Action: lexer.Pop()}),
+	"Paren": exprState(lexer.Rule{Name: "RParen", Pattern: `\)`, Action: lexer.Pop()}),
+	"Brack": exprState(lexer.Rule{Name: "RBrack", Pattern: `\]`, Action: lexer.Pop()}),
 })
