@@ -67,9 +67,8 @@ type checker struct {
 	info  *Info
 
 	// per probe
-	probe_ *lang.Probe
-	ctx    *ProbeInfo
-	vars   map[string]types.Type
+	ctx  *ProbeInfo
+	vars map[string]types.Type
 	// mapReads are reads of maps, checked once all assignments are known.
 	mapReads []*lang.MapExpr
 	// memberFields are the fields made for bare sk_buff member names.
@@ -92,7 +91,6 @@ func (c *checker) ctxErrorf(n lang.Node, hint, format string, args ...any) {
 func (c *checker) text(n lang.Node) string { return c.src.Slice(n.Span()) }
 
 func (c *checker) probe(p *lang.Probe) {
-	c.probe_ = p
 	c.ctx = c.probeContext(p)
 	c.info.Probes[p] = c.ctx
 	c.vars = map[string]types.Type{}

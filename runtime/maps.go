@@ -163,27 +163,27 @@ func (s *Session) printHists(w io.Writer, name string, mi *check.MapInfo, entrie
 	return nil
 }
 
-// clearMap deletes every element of a map; zeroMap sets every value to 0.
+// clearMap deletes every element of a map; with zero, it sets every value
+// to 0 instead. The keys are collected first: deleting while walking with
+// NextKey would restart the walk.
 func (s *Session) clearMap(name string, zero bool) error {
 	m := s.coll.Maps[codegen.MapName(name)]
 	if m == nil {
 		return nil
 	}
 	var keys [][]byte
-	key := make([]byte, m.KeySize())
-	var next []byte
+	var cur any // nil: the first key
 	for {
-		var err error
-		if len(keys) == 0 {
-			next, err = nextKey(m, nil)
-		} else {
-			next, err = nextKey(m, key)
-		}
-		if err != nil || next == nil {
+		next := make([]byte, m.KeySize())
+		err := m.NextKey(cur, &next)
+		if errors.Is(err, ebpf.ErrKeyNotExist) {
 			break
 		}
+		if err != nil {
+			return fmt.Errorf("clear @%s: %w", name, err)
+		}
 		keys = append(keys, next)
-		key = next
+		cur = next
 	}
 	for _, k := range keys {
 		var err error
@@ -197,21 +197,6 @@ func (s *Session) clearMap(name string, zero bool) error {
 		}
 	}
 	return nil
-}
-
-func nextKey(m *ebpf.Map, key []byte) ([]byte, error) {
-	next := make([]byte, m.KeySize())
-	var k any
-	if key != nil {
-		k = key
-	}
-	if err := m.NextKey(k, &next); err != nil {
-		if errors.Is(err, ebpf.ErrKeyNotExist) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	return next, nil
 }
 
 func zeroValue(m *ebpf.Map, key []byte) error {
