@@ -146,8 +146,9 @@ func (g *gen) addrInto(f *stdlib.Field, at int16) error {
 	g.emit(zero8(at)...)
 	g.emit(zero8(at + 8)...)
 	g.emit(zero8(at + 16)...)
-	none, done := g.label("addr_none"), g.label("addr_done")
-	sl, err := g.parseIP(none)
+	// No IP header and a finished read both end at done, family 0 or set.
+	done := g.label("addr_done")
+	sl, err := g.parseIP(done)
 	if err != nil {
 		return err
 	}
@@ -169,7 +170,6 @@ func (g *gen) addrInto(f *stdlib.Field, at int16) error {
 	)
 	g.probeRead(at, 16)
 	g.emit(asm.StoreImm(asm.RFP, at+16, 6, asm.Byte))
-	g.mark(none)
 	g.mark(done)
 	return nil
 }

@@ -344,3 +344,14 @@ func (g *gen) histCount(m *lang.MapExpr, spec *ebpf.MapSpec) error {
 	g.addOrCreate(spec.Name, key, val)
 	return nil
 }
+
+// allScalar reports whether every type is an integer or pointer (the key
+// layouts compiled so far).
+func allScalar(ts []types.Type) bool {
+	for _, t := range ts {
+		if !t.IsScalar() {
+			return false
+		}
+	}
+	return true
+}

@@ -4,7 +4,6 @@ import (
 	"github.com/cilium/ebpf/asm"
 
 	"github.com/skbtrace/skbtrace/lang"
-	"github.com/skbtrace/skbtrace/lang/types"
 )
 
 func (g *gen) block(b *lang.Block) error {
@@ -83,15 +82,4 @@ func (g *gen) assignVar(s *lang.AssignStmt, v *lang.VarExpr) error {
 	}
 	g.emit(asm.StoreMem(asm.RFP, slot, asm.R1, asm.DWord))
 	return nil
-}
-
-// isInt reports whether every type is an integer or pointer (the key
-// layouts compiled so far).
-func allScalar(ts []types.Type) bool {
-	for _, t := range ts {
-		if !t.IsScalar() {
-			return false
-		}
-	}
-	return true
 }
