@@ -51,7 +51,8 @@ func (c *checker) binary(e *lang.BinaryExpr) types.Type {
 			c.errorf(e.Y, "", "division by zero")
 		}
 	}
-	t := types.Type{Kind: types.Int, Size: 8, Signed: x.Signed && y.Signed}
+	// Arithmetic is 64-bit, signed as types.SignedOp says.
+	t := types.Type{Kind: types.Int, Size: 8, Signed: types.SignedOp(x, y)}
 	if e.Op == "&" || e.Op == "|" || e.Op == "^" {
 		t.Fmt = sameFmt(x, y)
 	}

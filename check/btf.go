@@ -24,12 +24,14 @@ func (c *checker) fromBTF(t btf.Type) (types.Type, bool) {
 	case *btf.Pointer:
 		return types.Type{Kind: types.Ptr, Size: 8, BTF: u.Target}, true
 	case *btf.Struct, *btf.Union:
-		return types.Type{Kind: types.Struct, BTF: u}, true
+		size, _ := btf.Sizeof(u)
+		return types.Type{Kind: types.Struct, Size: size, BTF: u}, true
 	case *btf.Array:
 		if e, ok := btf.UnderlyingType(u.Type).(*btf.Int); ok && e.Size == 1 && u.Nelems > 0 {
 			return types.Str(int(u.Nelems)), true
 		}
-		return types.Type{Kind: types.Array, BTF: u}, true
+		size, _ := btf.Sizeof(u)
+		return types.Type{Kind: types.Array, Size: size, BTF: u}, true
 	case *btf.Void:
 		return types.Type{Kind: types.Void}, false
 	}

@@ -10,13 +10,9 @@ import (
 	"github.com/skbtrace/skbtrace/lang/types"
 )
 
-// addrOperand writes an address-valued expression (saddr, daddr) into the
-// program's address slot and returns it; a comparison consumes it at once.
+// addrOperand writes an address-valued expression into the program's
+// address slot and returns it; a comparison consumes it at once.
 func (g *gen) addrOperand(e lang.Expr) (int16, error) {
-	id, ok := lang.Unparen(e).(*lang.Ident)
-	if !ok || g.info.Fields[id] == nil {
-		return 0, unsupported(e, "this address")
-	}
 	if g.addrSlot == 0 {
 		at, err := g.frame.alloc(AddrSize)
 		if err != nil {
@@ -24,7 +20,66 @@ func (g *gen) addrOperand(e lang.Expr) (int16, error) {
 		}
 		g.addrSlot = at
 	}
-	return g.addrSlot, g.addrInto(g.info.Fields[id], g.addrSlot)
+	return g.addrSlot, g.into(e, g.addrSlot, AddrSize)
+}
+
+// addrValueInto writes an address at the frame offset at, which into has
+// zeroed: a header field, a literal, or ntop().
+func (g *gen) addrValueInto(e lang.Expr, at int16) error {
+	switch x := lang.Unparen(e).(type) {
+	case *lang.Ident:
+		if f := g.info.Fields[x]; f != nil {
+			return g.addrInto(f, at)
+		}
+	case *lang.IPLit:
+		a := x.Addr.Unmap()
+		raw := a.AsSlice()
+		for i, b := range raw {
+			g.emit(asm.StoreImm(asm.RFP, at+int16(i), int64(b), asm.Byte))
+		}
+		family := int64(4)
+		if a.Is6() {
+			family = 6
+		}
+		g.emit(asm.StoreImm(asm.RFP, at+16, family, asm.Byte))
+		return nil
+	case *lang.CallExpr:
+		if x.Name == "ntop" {
+			return g.ntop(x, at)
+		}
+	}
+	return unsupported(e, "this address")
+}
+
+// ntop builds an address from a socket's fields: a 4-byte integer as it
+// sits in memory (IPv4), or 16 bytes read from a member (IPv6).
+func (g *gen) ntop(c *lang.CallExpr, at int16) error {
+	arg := c.Args[len(c.Args)-1]
+	t := g.info.Types[arg]
+	switch {
+	case t.Kind == types.Addr:
+		return g.into(arg, at, AddrSize)
+	case t.IsInt():
+		if err := g.expr(arg); err != nil {
+			return err
+		}
+		g.vs.pop(asm.R0)
+		g.emit(asm.StoreMem(asm.RFP, at, asm.R0, asm.Word), asm.StoreImm(asm.RFP, at+16, 4, asm.Byte))
+		return nil
+	}
+	fe, ok := lang.Unparen(arg).(*lang.FieldExpr)
+	m, known := g.info.Members[fe]
+	if !ok || !known {
+		return unsupported(arg, "ntop of this value; pass a member such as sk->__sk_common.skc_v6_daddr")
+	}
+	if err := g.baseOf(fe); err != nil {
+		return err
+	}
+	g.vs.pop(asm.R3)
+	g.emit(asm.Add.Imm(asm.R3, int32(m.Offset/8)))
+	g.probeRead(at, 16)
+	g.emit(asm.StoreImm(asm.RFP, at+16, 6, asm.Byte))
+	return nil
 }
 
 // addrCompare compiles `addr == literal`, `addr != literal` and
@@ -37,7 +92,7 @@ func (g *gen) addrCompare(e *lang.BinaryExpr) error {
 	case *lang.CIDRLit:
 		prefix = y.Prefix
 	default:
-		return unsupported(e, "comparing two addresses")
+		return g.compareBlobs(e)
 	}
 	at, err := g.addrOperand(e.X)
 	if err != nil {

@@ -33,6 +33,9 @@ type Program struct {
 	SkbArg int
 	// Tracepoint is set when an skb: probe falls back to this tracepoint.
 	Tracepoint string
+	// Helper is set on the programs track() adds (HelperUntrack,
+	// HelperFollow); Probe and Spec are nil on those.
+	Helper string
 }
 
 // SkbTarget is a tracepoint an skb: probe falls back to where no function
@@ -49,6 +52,9 @@ type Options struct {
 	// SkbTracepoints, keyed by an skb: spec's glob, makes that spec compile
 	// to one tp_btf program per tracepoint instead of kprobe programs.
 	SkbTracepoints map[string][]SkbTarget
+	// CPUs bounds the loops that read per-CPU maps in a program; 0 means
+	// this machine's possible CPUs.
+	CPUs int
 }
 
 // SkbArgs are the argument positions skb: programs are generated for: the
@@ -68,7 +74,14 @@ type Output struct {
 // Compile generates the programs of a checked script.
 func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 	out := &Output{Maps: map[string]*ebpf.MapSpec{}, Lhist: map[string][3]int64{}}
-	ms := &mapSet{info: info, specs: out.Maps}
+	ms := &mapSet{info: info, specs: out.Maps, cpus: opts.CPUs}
+	if ms.cpus == 0 {
+		n, err := ebpf.PossibleCPU()
+		if err != nil {
+			return nil, fmt.Errorf("count CPUs: %w", err)
+		}
+		ms.cpus = n
+	}
 	for pi, p := range s.Probes {
 		for si, spec := range info.Probes[p].Specs {
 			name := fmt.Sprintf("p%d_%d", pi, si)
@@ -105,6 +118,9 @@ func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 				out.Programs = append(out.Programs, prog)
 			}
 		}
+	}
+	if usesTrack(info) {
+		trackHelpers(out)
 	}
 	return out, nil
 }
@@ -174,7 +190,7 @@ func compileProbe(info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec
 	case lang.ProbeFexit:
 		g.ctx = ctxArgs
 		ps.Type, ps.AttachType, ps.AttachTo = ebpf.Tracing, ebpf.AttachTraceFExit, spec.Spec.Target
-	case lang.ProbeKprobe:
+	case lang.ProbeKprobe, lang.ProbeKretprobe:
 		g.ctx = ctxRegs
 		ps.Type, ps.AttachTo = ebpf.Kprobe, spec.Spec.Target
 	case lang.ProbeSkb:
@@ -199,11 +215,18 @@ func compileProbe(info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec
 	// R9 keeps the context for the whole program.
 	g.emit(asm.Mov.Reg(asm.R9, asm.R1))
 	if p.Pred != nil {
+		body := g.label("body")
+		if usesTrack(info) && (tg.SkbArg >= 0 || spec.SkbParam >= 0) {
+			if err := g.skipIfTracked(body); err != nil {
+				return nil, err
+			}
+		}
 		if err := g.expr(p.Pred); err != nil {
 			return nil, err
 		}
 		g.vs.pop(asm.R0)
 		g.emit(asm.JEq.Imm(asm.R0, 0, exitLabel))
+		g.mark(body)
 	}
 	if err := g.block(p.Body); err != nil {
 		return nil, err

@@ -88,14 +88,10 @@ func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
 	}
 	for _, a := range args {
 		t := g.info.Types[a]
-		size := 8
-		if t.Kind == types.String {
-			size = (t.Size + 7) &^ 7
-		} else if t.Kind == types.Addr {
-			size = AddrSize
-		} else if !t.IsScalar() {
+		if !inReg(t) && t.Kind != types.String && t.Kind != types.Addr {
 			return unsupported(a, "printing a "+t.String())
 		}
+		size := SlotSize(t)
 		ev.Args = append(ev.Args, EventArg{Name: g.info.Text(a), Type: t, Offset: ev.Size, Size: size})
 		ev.Size += size
 	}
@@ -123,29 +119,9 @@ func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
 		g.emit(asm.StoreMem(asm.RFP, rec+PrintFunc, asm.R0, asm.DWord))
 	}
 	for i, a := range args {
-		arg := ev.Args[i]
-		at := rec + int16(arg.Offset)
-		switch arg.Type.Kind {
-		case types.String:
-			if err := g.stringInto(a, at, arg.Size); err != nil {
-				return err
-			}
-			continue
-		case types.Addr:
-			id, ok := lang.Unparen(a).(*lang.Ident)
-			if !ok || g.info.Fields[id] == nil {
-				return unsupported(a, "this address")
-			}
-			if err := g.addrInto(g.info.Fields[id], at); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := g.expr(a); err != nil {
+		if err := g.into(a, rec+int16(ev.Args[i].Offset), ev.Args[i].Size); err != nil {
 			return err
 		}
-		g.vs.pop(asm.R0)
-		g.emit(asm.StoreMem(asm.RFP, at, asm.R0, asm.DWord))
 	}
 	g.submit(rec, ev.Size)
 	g.out.Events = append(g.out.Events, ev)
@@ -193,11 +169,11 @@ func (g *gen) control(ev *Event) error {
 	return nil
 }
 
-// stringInto writes a string value of `size` bytes at the frame offset at.
+// stringInto writes a string value into the zeroed `size` bytes at the
+// frame offset at.
 func (g *gen) stringInto(e lang.Expr, at int16, size int) error {
-	for off := int16(0); off < int16(size); off += 8 {
-		g.emit(zero8(at + off)...)
-	}
+	// A read never goes past the source's own size, nor fills the last byte.
+	n := min(size, g.info.Types[e].Size)
 	if k, ok := g.info.Consts[e]; ok && k.IsStr {
 		b := []byte(k.Str)
 		for i := 0; i < len(b) && i < size-1; i++ {
@@ -220,7 +196,7 @@ func (g *gen) stringInto(e lang.Expr, at int16, size int) error {
 			if err := g.skbPtr(); err != nil {
 				return err
 			}
-			return g.pathString(g.info.SkbPaths[f], at, size)
+			return g.pathString(g.info.SkbPaths[f], at, n)
 		}
 	case *lang.FieldExpr:
 		m, ok := g.info.Members[e]
@@ -232,7 +208,20 @@ func (g *gen) stringInto(e lang.Expr, at int16, size int) error {
 		}
 		g.vs.pop(asm.R3)
 		g.emit(asm.Add.Imm(asm.R3, int32(m.Offset/8)))
-		g.readString(at, size)
+		g.readString(at, n)
+		return nil
+	case *lang.CallExpr:
+		if e.Name != "str" {
+			break
+		}
+		if t := g.info.Types[e.Args[0]]; t.Kind == types.String {
+			return g.stringInto(e.Args[0], at, n)
+		}
+		if err := g.expr(e.Args[0]); err != nil {
+			return err
+		}
+		g.vs.pop(asm.R3)
+		g.readString(at, n)
 		return nil
 	}
 	return unsupported(e, "this string")
@@ -262,3 +251,30 @@ func (g *gen) pathString(path []check.Member, at int16, size int) error {
 
 // readString reads a NUL-terminated string from the address in R3.
 func (g *gen) readString(at int16, size int) { g.readWith(asm.FnProbeReadKernelStr, at, size) }
+
+// The maps some scripts need besides their own.
+const (
+	// StackMap holds the kernel stacks kstack values are ids into.
+	StackMap = "stacks"
+	// StartMap holds, at key 0, the monotonic time tracing started, for
+	// elapsed; the runtime writes it before BEGIN runs.
+	StartMap = "start"
+	// TrackedMap holds the skbs track() follows, by address.
+	TrackedMap = "tracked"
+)
+
+// StackDepth is how many frames a kstack keeps (the kernel's default
+// perf_event_max_stack).
+const StackDepth = 127
+
+func (ms *mapSet) stackMap() {
+	if _, ok := ms.specs[StackMap]; !ok {
+		ms.specs[StackMap] = &ebpf.MapSpec{Name: StackMap, Type: ebpf.StackTrace, KeySize: 4, ValueSize: 8 * StackDepth, MaxEntries: 4096}
+	}
+}
+
+func (ms *mapSet) startMap() {
+	if _, ok := ms.specs[StartMap]; !ok {
+		ms.specs[StartMap] = &ebpf.MapSpec{Name: StartMap, Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: 1}
+	}
+}

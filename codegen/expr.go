@@ -9,8 +9,11 @@ import (
 	"github.com/skbtrace/skbtrace/stdlib"
 )
 
-// x86-64 struct pt_regs offsets of the first six arguments.
+// x86-64 struct pt_regs offsets of the first six arguments, and of the
+// return value (ax).
 var ptRegsArg = []int16{112, 104, 96, 88, 72, 64}
+
+const ptRegsRet = 80
 
 // loadArg loads argument i of the traced function into dst.
 func (g *gen) loadArg(dst asm.Register, i int) error {
@@ -58,7 +61,7 @@ func (g *gen) expr(e lang.Expr) error {
 		g.fit(asm.R0, t)
 		return g.vs.push(asm.R0)
 	}
-	if !t.IsScalar() {
+	if !inReg(t) {
 		return unsupported(e, "a "+t.String()+" value")
 	}
 	switch e := e.(type) {
@@ -73,6 +76,10 @@ func (g *gen) expr(e lang.Expr) error {
 		return g.vs.push(asm.R0)
 	case *lang.FieldExpr:
 		return g.member(e)
+	case *lang.IndexExpr:
+		return g.index(e)
+	case *lang.MapExpr:
+		return g.mapRead(e)
 	case *lang.UnaryExpr:
 		return g.unary(e)
 	case *lang.BinaryExpr:
@@ -81,7 +88,7 @@ func (g *gen) expr(e lang.Expr) error {
 		return g.cond(e)
 	case *lang.CallExpr:
 		switch e.Name {
-		case "ksym", "hex":
+		case "ksym", "hex", "tcp_state":
 			// Only the printing differs: the type says how.
 			return g.expr(e.Args[0])
 		}
@@ -144,6 +151,40 @@ func (g *gen) context(e *lang.Ident, f *stdlib.Field) error {
 		}
 	case "nsecs":
 		g.emit(asm.FnKtimeGetNs.Call())
+	case "elapsed":
+		// Now less the start time, which the runtime stores before BEGIN.
+		g.maps.startMap()
+		// The scratch slot is the zero key, then the start time (0 if unset).
+		key, err := g.readScratch()
+		if err != nil {
+			return err
+		}
+		g.emit(zero8(key)...)
+		g.lookup(StartMap, key)
+		absent := g.label("nostart")
+		g.emit(
+			asm.JEq.Imm(asm.R0, 0, absent),
+			asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
+			asm.StoreMem(asm.RFP, key, asm.R1, asm.DWord),
+		)
+		g.emit(asm.FnKtimeGetNs.Call().WithSymbol(absent))
+		g.emit(asm.LoadMem(asm.R1, asm.RFP, key, asm.DWord), asm.Sub.Reg(asm.R0, asm.R1))
+	case "kstack":
+		g.maps.stackMap()
+		g.emit(
+			asm.Mov.Reg(asm.R1, asm.R9),
+			asm.LoadMapPtr(asm.R2, 0).WithReference(StackMap),
+			asm.Mov.Imm(asm.R3, 0),
+			asm.FnGetStackid.Call(),
+		)
+	case "retval":
+		if g.ctx == ctxRegs {
+			g.emit(asm.LoadMem(asm.R0, asm.R9, ptRegsRet, asm.DWord))
+		} else {
+			// fexit: the return value follows the arguments.
+			g.emit(asm.LoadMem(asm.R0, asm.R9, int16(8*len(g.spec.Params)), asm.DWord))
+		}
+		g.fit(asm.R0, g.info.Types[e])
 	case "func":
 		// The traced function's address; the runtime prints its symbol.
 		g.funcIP()
@@ -267,4 +308,51 @@ func (g *gen) baseOf(e *lang.FieldExpr) error {
 	g.vs.pop(asm.R0)
 	g.emit(asm.Add.Imm(asm.R0, int32(m.Offset/8)))
 	return g.vs.push(asm.R0)
+}
+
+// index evaluates x[i]: an element of a BTF array member (x.arr[i]) or of
+// the memory a pointer points to (p[i]), read with bpf_probe_read_kernel.
+func (g *gen) index(e *lang.IndexExpr) error {
+	t := g.info.Types[e]
+	elem := t.Size
+	if t.Kind == types.Ptr {
+		elem = 8
+	}
+	switch g.info.Types[e.X].Kind {
+	case types.Ptr:
+		if err := g.expr(e.X); err != nil {
+			return err
+		}
+	case types.Array, types.String:
+		fe, ok := lang.Unparen(e.X).(*lang.FieldExpr)
+		m, known := g.info.Members[fe]
+		if !ok || !known {
+			return unsupported(e, "indexing this value")
+		}
+		if err := g.baseOf(fe); err != nil {
+			return err
+		}
+		g.vs.pop(asm.R0)
+		g.emit(asm.Add.Imm(asm.R0, int32(m.Offset/8)))
+		if err := g.vs.push(asm.R0); err != nil {
+			return err
+		}
+	default:
+		return unsupported(e, "indexing this value")
+	}
+	if k, ok := g.info.ConstInt(e.Index); ok {
+		g.vs.pop(asm.R0)
+		g.emit(asm.Add.Imm(asm.R0, int32(k)*int32(elem)))
+	} else {
+		if err := g.expr(e.Index); err != nil {
+			return err
+		}
+		g.vs.pop(asm.R1)
+		g.vs.pop(asm.R0)
+		g.emit(asm.Mul.Imm(asm.R1, int32(elem)), asm.Add.Reg(asm.R0, asm.R1))
+	}
+	if err := g.vs.push(asm.R0); err != nil {
+		return err
+	}
+	return g.readScalar(0, check.Member{}, t, false)
 }

@@ -141,11 +141,9 @@ func (g *gen) header(f *stdlib.Field) error {
 // address (IPv4 in the first 4), then the family (4 or 6, 0 for none), padded.
 const AddrSize = 24
 
-// addrInto writes an address field (saddr, daddr) at the frame offset at.
+// addrInto writes an address field (saddr, daddr) at the frame offset at,
+// which is zeroed.
 func (g *gen) addrInto(f *stdlib.Field, at int16) error {
-	g.emit(zero8(at)...)
-	g.emit(zero8(at + 8)...)
-	g.emit(zero8(at + 16)...)
 	// No IP header and a finished read both end at done, family 0 or set.
 	done := g.label("addr_done")
 	sl, err := g.parseIP(done)

@@ -63,50 +63,6 @@ func load(t *testing.T, out *codegen.Output) *ebpf.Collection {
 	return coll
 }
 
-// TestVerifierAcceptsScripts compiles scripts covering the constructs
-// compiled so far and loads each program into the running kernel.
-func TestVerifierAcceptsScripts(t *testing.T) {
-	scripts := []string{
-		`tracepoint:skb:kfree_skb { @[reason] = count() }`,
-		`tracepoint:skb:kfree_skb /len > 10 && mark == 0/ { @bytes[ifindex] = sum(len) }`,
-		`tracepoint:skb:kfree_skb { @t[pkt_type, netns, proto] = count() }`,
-		`tracepoint:skb:kfree_skb { @x[skb->sk->__sk_common.skc_family, skb->dev->mtu] = count() }`,
-		`tracepoint:skb:kfree_skb /reason == "NO_SOCKET" || !(len < 3)/ { $a = len * 2 + 1; $a += 3; @v[cpu, pid, tid] = $a }`,
-		`tracepoint:skb:kfree_skb { @deep = ((((len + 1) * (len + 2)) - ((len + 3) * (len + 4))) ^ (((len + 5) << 1) | ((len + 6) >> 2))) + (len > 7 ? len & 8 : ~len) }`,
-		`tracepoint:skb:kfree_skb { if (len > 100) { @big = count() } else if (len > 10) { @mid = count() } else { @small = count() } @n++; @m -= 2 }`,
-		`tracepoint:net:netif_receive_skb { @[ifindex] = count() }`,
-		`kprobe:tcp_v4_rcv { @[len, args.skb->protocol] = count() }`,
-		`skb:* { @[func] = count() }`,
-		`skb:ip_rcv*, skb:tcp_v4_rcv /proto == tcp && dport == 80/ { @calls[sport, tcpflags] = count() }`,
-		`skb:* /l4proto == udp || l4proto == icmp/ { @[l4proto, dport, mark, hash] = sum(len) }`,
-		`tracepoint:skb:kfree_skb /(tcpflags & SYN) != 0/ { @syn[dport] = count() }`,
-		`tracepoint:skb:kfree_skb /saddr in 10.0.0.0/8 || daddr == ::1 || saddr != 192.168.1.1 || daddr in fe80::/10/ { @[dport] = count() }`,
-		`tracepoint:skb:kfree_skb { printf("%s %d %s:%u -> %s:%u %s %s\n", reason, len, saddr, sport, daddr, dport, dev, comm); print(len, saddr, daddr, l4proto) }`,
-		`skb:* /mark == 0xdeadbeef/ < print(len, dev) >`,
-		`tracepoint:skb:kfree_skb { @h[ifindex] = hist(len); @l = lhist(len, -100, 1500, 100); @mn[cpu] = min(len); @mx = max(len); @a = avg(len); @s[l4proto, dport] = stats(len) }`,
-		`BEGIN { printf("start\n") } interval:ms:100 { print(@n); clear(@n); zero(@m) } tracepoint:skb:kfree_skb { @n = count(); @m = sum(len); if (len > 1000) { exit() } } END { printf("end\n") }`,
-	}
-	for _, s := range scripts {
-		t.Run(s, func(t *testing.T) {
-			out := compile(t, s)
-			coll := load(t, out)
-			size := map[string]int{}
-			for _, p := range out.Programs {
-				size[p.Name] = len(p.Prog.Instructions)
-			}
-			for name, p := range coll.Programs {
-				info, err := p.Info()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if n, ok := info.VerifiedInstructions(); ok {
-					t.Logf("%s: %d instructions, %d verified", name, size[name], n)
-				}
-			}
-		})
-	}
-}
-
 // dropsByKey sends `sent` UDP datagrams of `payload` bytes from a fresh
 // socket to a closed port on loopback, with the script's program attached to
 // skb:kfree_skb, and returns the per-CPU map summed by key, with both ports.

@@ -19,6 +19,7 @@ const maxEntries = 10240
 type mapSet struct {
 	info  *check.Info
 	specs map[string]*ebpf.MapSpec
+	cpus  int // possible CPUs, for per-CPU reads
 }
 
 // MapName is the eBPF name of a script map (`@` alone is "at").
@@ -35,15 +36,26 @@ func IsHist(mi *check.MapInfo) bool {
 	return mi.Value.Kind == types.Agg && (mi.Value.Agg == types.AggHist || mi.Value.Agg == types.AggLhist)
 }
 
-func keySize(mi *check.MapInfo) uint32 {
-	n := uint32(8 * len(mi.Keys))
+// KeyLayout places a map's keys in its eBPF key: each at an offset, in its
+// SlotSize; a histogram's bucket index follows them. size is the whole key.
+func KeyLayout(mi *check.MapInfo) (parts []EventArg, size int) {
+	for _, t := range mi.Keys {
+		n := SlotSize(t)
+		parts = append(parts, EventArg{Type: t, Offset: size, Size: n})
+		size += n
+	}
 	if IsHist(mi) {
-		n += 8
+		size += 8
 	}
-	if n == 0 {
-		n = 8
+	if size == 0 {
+		size = 8
 	}
-	return n
+	return parts, size
+}
+
+func keySize(mi *check.MapInfo) uint32 {
+	_, n := KeyLayout(mi)
+	return uint32(n)
 }
 
 // valueSize is 16 for the aggregations that keep two numbers: min and max
@@ -54,8 +66,9 @@ func valueSize(mi *check.MapInfo) uint32 {
 		case types.AggMin, types.AggMax, types.AggAvg, types.AggStats:
 			return 16
 		}
+		return 8
 	}
-	return 8
+	return uint32(SlotSize(mi.Value))
 }
 
 func (ms *mapSet) spec(mi *check.MapInfo) (*ebpf.MapSpec, error) {
@@ -63,15 +76,12 @@ func (ms *mapSet) spec(mi *check.MapInfo) (*ebpf.MapSpec, error) {
 	if s, ok := ms.specs[name]; ok {
 		return s, nil
 	}
-	if !allScalar(mi.Keys) {
-		return nil, fmt.Errorf("@%s: only integer keys are compiled yet", mi.Name)
-	}
 	s := &ebpf.MapSpec{Name: name, KeySize: keySize(mi), ValueSize: valueSize(mi), MaxEntries: maxEntries}
 	switch {
 	case mi.Value.Kind == types.Agg:
 		// Per-CPU: no atomics on the hot path; the runtime combines the CPUs.
 		s.Type = ebpf.PerCPUHash
-	case mi.Value.IsScalar():
+	case storableValue(mi.Value):
 		s.Type = ebpf.Hash
 	default:
 		return nil, fmt.Errorf("@%s: %s maps are not compiled yet", mi.Name, mi.Value)
@@ -87,6 +97,22 @@ func (g *gen) assignMap(s *lang.AssignStmt, m *lang.MapExpr) error {
 	spec, err := g.maps.spec(mi)
 	if err != nil {
 		return err
+	}
+	if mi.Value.Kind != types.Agg && !inReg(mi.Value) {
+		// A string or an address: written to a slot, then stored.
+		val, err := g.frame.alloc(int(spec.ValueSize))
+		if err != nil {
+			return err
+		}
+		if err := g.into(s.Value, val, int(spec.ValueSize)); err != nil {
+			return err
+		}
+		key, err := g.buildKey(m)
+		if err != nil {
+			return err
+		}
+		g.update("", spec.Name, key, val)
+		return nil
 	}
 	// The value first: it may call helpers, and then lives in R6-R8 or a slot.
 	add := s.Op == "+=" || s.Op == "-="
@@ -128,7 +154,7 @@ func (g *gen) assignMap(s *lang.AssignStmt, m *lang.MapExpr) error {
 			return err
 		}
 		if s.Op != "=" && !add {
-			return unsupported(s, s.Op+" on a map")
+			return g.opAssignMap(s, m, spec.Name)
 		}
 	}
 	if s.Op == "-=" {
@@ -138,7 +164,7 @@ func (g *gen) assignMap(s *lang.AssignStmt, m *lang.MapExpr) error {
 			return err
 		}
 	}
-	key, err := g.buildKey(m, spec.KeySize)
+	key, err := g.buildKey(m)
 	if err != nil {
 		return err
 	}
@@ -153,6 +179,36 @@ func (g *gen) assignMap(s *lang.AssignStmt, m *lang.MapExpr) error {
 	} else {
 		g.update("", spec.Name, key, val)
 	}
+	return nil
+}
+
+// opAssignMap compiles `@m[k] op= value` for the operators other than += and
+// -=: the element (0 when absent) is read, combined and stored back. The
+// value is on the stack.
+func (g *gen) opAssignMap(s *lang.AssignStmt, m *lang.MapExpr, mapName string) error {
+	op, ok := aluOps[s.Op[:len(s.Op)-1]]
+	if !ok {
+		return unsupported(s, s.Op+" on a map")
+	}
+	if g.info.Maps[m.Name].Value.Signed && (op == asm.Div || op == asm.Mod) {
+		op += asm.SDiv - asm.Div
+	}
+	key, err := g.buildKey(m)
+	if err != nil {
+		return err
+	}
+	val, err := g.frame.alloc(8)
+	if err != nil {
+		return err
+	}
+	absent := g.label("absent")
+	g.emit(zero8(val)...)
+	g.lookup(mapName, key)
+	g.emit(asm.JEq.Imm(asm.R0, 0, absent), asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord), asm.StoreMem(asm.RFP, val, asm.R1, asm.DWord))
+	g.mark(absent)
+	g.vs.pop(asm.R1)
+	g.emit(asm.LoadMem(asm.R0, asm.RFP, val, asm.DWord), op.Reg(asm.R0, asm.R1), asm.StoreMem(asm.RFP, val, asm.R0, asm.DWord))
+	g.update("", mapName, key, val)
 	return nil
 }
 
@@ -191,21 +247,19 @@ func (g *gen) addOrCreate(mapName string, key, val int16) {
 	g.mark(done)
 }
 
-// buildKey evaluates the key parts into a zeroed key buffer, 8 bytes each.
-func (g *gen) buildKey(m *lang.MapExpr, size uint32) (int16, error) {
-	key, err := g.frame.alloc(int(size))
+// buildKey evaluates the key parts into a zeroed key buffer, laid out as
+// KeyLayout says.
+func (g *gen) buildKey(m *lang.MapExpr) (int16, error) {
+	parts, size := KeyLayout(g.info.Maps[m.Name])
+	key, err := g.frame.alloc(size)
 	if err != nil {
 		return 0, err
 	}
-	for off := int16(0); off < int16(size); off += 8 {
-		g.emit(zero8(key + off)...)
-	}
+	g.zero(key, size)
 	for i, k := range m.Keys {
-		if err := g.expr(k); err != nil {
+		if err := g.into(k, key+int16(parts[i].Offset), parts[i].Size); err != nil {
 			return 0, err
 		}
-		g.vs.pop(asm.R0)
-		g.emit(asm.StoreMem(asm.RFP, key+int16(8*i), asm.R0, asm.DWord))
 	}
 	return key, nil
 }
@@ -223,7 +277,7 @@ func (g *gen) lookup(mapName string, key int16) {
 // aggregate2 updates a two-number aggregation with the value on the stack:
 // min/max keep [value, set], avg/stats keep [count, sum].
 func (g *gen) aggregate2(m *lang.MapExpr, spec *ebpf.MapSpec, fn string) error {
-	key, err := g.buildKey(m, spec.KeySize)
+	key, err := g.buildKey(m)
 	if err != nil {
 		return err
 	}
@@ -330,12 +384,12 @@ func (g *gen) bucket(c *lang.CallExpr) error {
 
 // histCount adds 1 to the bucket on the stack, under the map's keys.
 func (g *gen) histCount(m *lang.MapExpr, spec *ebpf.MapSpec) error {
-	key, err := g.buildKey(m, spec.KeySize)
+	key, err := g.buildKey(m)
 	if err != nil {
 		return err
 	}
 	g.vs.pop(asm.R0)
-	g.emit(asm.StoreMem(asm.RFP, key+int16(8*len(m.Keys)), asm.R0, asm.DWord))
+	g.emit(asm.StoreMem(asm.RFP, key+int16(spec.KeySize)-8, asm.R0, asm.DWord))
 	val, err := g.frame.alloc(8)
 	if err != nil {
 		return err
@@ -345,13 +399,137 @@ func (g *gen) histCount(m *lang.MapExpr, spec *ebpf.MapSpec) error {
 	return nil
 }
 
-// allScalar reports whether every type is an integer or pointer (the key
-// layouts compiled so far).
-func allScalar(ts []types.Type) bool {
-	for _, t := range ts {
-		if !t.IsScalar() {
-			return false
-		}
+// storableValue reports whether a plain (not aggregated) map value of type
+// t is compiled: integers, pointers, stack ids, strings and addresses.
+func storableValue(t types.Type) bool {
+	return inReg(t) || t.Kind == types.String || t.Kind == types.Addr
+}
+
+// mapRead pushes the value of `@m[k...]`: 0 when absent. A per-CPU
+// aggregation is combined over every CPU, with bpf_map_lookup_percpu_elem.
+func (g *gen) mapRead(m *lang.MapExpr) error {
+	mi := g.info.Maps[m.Name]
+	spec, err := g.maps.spec(mi)
+	if err != nil {
+		return err
 	}
-	return true
+	key, err := g.buildKey(m)
+	if err != nil {
+		return err
+	}
+	if spec.Type != ebpf.PerCPUHash {
+		absent := g.label("absent")
+		g.lookup(spec.Name, key)
+		g.emit(asm.JEq.Imm(asm.R0, 0, absent), asm.LoadMem(asm.R0, asm.R0, 0, asm.DWord))
+		g.mark(absent)
+		return g.vs.push(asm.R0)
+	}
+	return g.perCPURead(spec.Name, key, mi.Value.Agg)
+}
+
+// perCPURead combines a per-CPU aggregation's values for one key: the sum
+// of counts and sums, the least or greatest of the CPUs that hold a min or
+// max. It is a loop over the CPUs, bounded by the number the runtime gives.
+func (g *gen) perCPURead(mapName string, key int16, agg types.AggKind) error {
+	acc, err := g.frame.alloc(16) // the result, and whether it is set
+	if err != nil {
+		return err
+	}
+	cpu, err := g.frame.alloc(8)
+	if err != nil {
+		return err
+	}
+	loop, next, done := g.label("cpu_loop"), g.label("cpu_next"), g.label("cpu_done")
+	g.emit(zero8(acc)...)
+	g.emit(zero8(acc + 8)...)
+	g.emit(zero8(cpu)...)
+	g.emit(
+		asm.LoadMem(asm.R3, asm.RFP, cpu, asm.DWord).WithSymbol(loop),
+		asm.JGE.Imm(asm.R3, int32(g.maps.cpus), done),
+		asm.LoadMapPtr(asm.R1, 0).WithReference(mapName),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, int32(key)),
+		asm.FnMapLookupPercpuElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, next),
+	)
+	switch agg {
+	case types.AggMin, types.AggMax:
+		// This CPU's [value, set]; skip it when unset, take it when it is
+		// the first set or beats the result.
+		take := g.label("cpu_take")
+		g.emit(
+			asm.LoadMem(asm.R1, asm.R0, 8, asm.DWord),
+			asm.JEq.Imm(asm.R1, 0, next),
+			asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
+			asm.LoadMem(asm.R2, asm.RFP, acc+8, asm.DWord),
+			asm.JEq.Imm(asm.R2, 0, take),
+			asm.LoadMem(asm.R2, asm.RFP, acc, asm.DWord),
+		)
+		if agg == types.AggMin {
+			g.emit(asm.JSGE.Reg(asm.R1, asm.R2, next))
+		} else {
+			g.emit(asm.JSLE.Reg(asm.R1, asm.R2, next))
+		}
+		g.emit(
+			asm.StoreMem(asm.RFP, acc, asm.R1, asm.DWord).WithSymbol(take),
+			asm.Mov.Imm(asm.R1, 1),
+			asm.StoreMem(asm.RFP, acc+8, asm.R1, asm.DWord),
+		)
+	default:
+		g.emit(
+			asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
+			asm.LoadMem(asm.R2, asm.RFP, acc, asm.DWord),
+			asm.Add.Reg(asm.R2, asm.R1),
+			asm.StoreMem(asm.RFP, acc, asm.R2, asm.DWord),
+		)
+	}
+	g.emit(
+		asm.LoadMem(asm.R3, asm.RFP, cpu, asm.DWord).WithSymbol(next),
+		asm.Add.Imm(asm.R3, 1),
+		asm.StoreMem(asm.RFP, cpu, asm.R3, asm.DWord),
+		asm.Ja.Label(loop),
+		asm.LoadMem(asm.R0, asm.RFP, acc, asm.DWord).WithSymbol(done),
+	)
+	return g.vs.push(asm.R0)
+}
+
+// mapReadInto copies a string or address element into the zeroed slot at;
+// an absent element leaves it zero.
+func (g *gen) mapReadInto(m *lang.MapExpr, at int16, size int) error {
+	mi := g.info.Maps[m.Name]
+	spec, err := g.maps.spec(mi)
+	if err != nil {
+		return err
+	}
+	key, err := g.buildKey(m)
+	if err != nil {
+		return err
+	}
+	absent := g.label("absent")
+	g.lookup(spec.Name, key)
+	g.emit(asm.JEq.Imm(asm.R0, 0, absent))
+	for off := int16(0); off < int16(min(size, int(spec.ValueSize))); off += 8 {
+		g.emit(asm.LoadMem(asm.R1, asm.R0, off, asm.DWord), asm.StoreMem(asm.RFP, at+off, asm.R1, asm.DWord))
+	}
+	g.mark(absent)
+	return nil
+}
+
+// deleteElem compiles delete(@m[k...]).
+func (g *gen) deleteElem(m *lang.MapExpr) error {
+	spec, err := g.maps.spec(g.info.Maps[m.Name])
+	if err != nil {
+		return err
+	}
+	key, err := g.buildKey(m)
+	if err != nil {
+		return err
+	}
+	g.emit(
+		asm.LoadMapPtr(asm.R1, 0).WithReference(spec.Name),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, int32(key)),
+		asm.FnMapDeleteElem.Call(),
+	)
+	return nil
 }

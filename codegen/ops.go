@@ -4,6 +4,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 
 	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/lang/types"
 )
 
 var aluOps = map[string]asm.ALUOp{
@@ -50,6 +51,8 @@ func (g *gen) binary(e *lang.BinaryExpr) error {
 		return g.logical(e)
 	case g.isAddr(e.X):
 		return g.addrCompare(e)
+	case g.info.Types[e.X].Kind == types.String && g.info.Types[e.Y].Kind == types.String:
+		return g.compareBlobs(e)
 	}
 	if err := g.expr(e.X); err != nil {
 		return err
@@ -65,7 +68,8 @@ func (g *gen) binary(e *lang.BinaryExpr) error {
 		case e.Op == ">>" && signed:
 			op = asm.ArSh
 		case (e.Op == "/" || e.Op == "%") && signed:
-			return unsupported(e, "signed division")
+			// BPF_SDIV and BPF_SMOD: Linux 6.6 and later.
+			op += asm.SDiv - asm.Div
 		}
 		g.emit(op.Reg(asm.R0, asm.R1))
 		return g.vs.push(asm.R0)
@@ -75,7 +79,7 @@ func (g *gen) binary(e *lang.BinaryExpr) error {
 		return unsupported(e, "operator "+e.Op)
 	}
 	jump := ops[0]
-	if g.info.Types[e.X].Signed && g.info.Types[e.Y].Signed {
+	if types.SignedOp(g.info.Types[e.X], g.info.Types[e.Y]) {
 		jump = ops[1]
 	}
 	done := g.label("cmp")

@@ -39,6 +39,12 @@ func (g *gen) stmt(s lang.Stmt) error {
 				return g.output(s, c)
 			case "exit":
 				return g.control(&Event{Kind: EventExit})
+			case "delete":
+				if m, ok := c.Args[0].(*lang.MapExpr); ok {
+					return g.deleteElem(m)
+				}
+			case "track":
+				return g.track()
 			case "clear", "zero":
 				if m, ok := c.Args[0].(*lang.MapExpr); ok {
 					kind := EventClearMap
@@ -54,20 +60,26 @@ func (g *gen) stmt(s lang.Stmt) error {
 	return unsupported(s, "this statement")
 }
 
-// assignVar stores an integer into the variable's stack slot.
+// assignVar stores a value into the variable's stack slot.
 func (g *gen) assignVar(s *lang.AssignStmt, v *lang.VarExpr) error {
-	if !g.info.Types[v].IsScalar() {
-		return unsupported(s, "a "+g.info.Types[v].String()+" variable")
-	}
+	t := g.info.Vars[g.probe][v.Name]
+	size := SlotSize(t)
 	slot, ok := g.vars[v.Name]
 	if !ok {
 		var err error
-		if slot, err = g.frame.alloc(8); err != nil {
+		if slot, err = g.frame.alloc(size); err != nil {
 			return err
 		}
 		g.vars[v.Name] = slot
 		// Variables start at zero, whichever branch assigns them first.
-		g.insns = append(asm.Instructions(zero8(slot)), g.insns...)
+		var zero asm.Instructions
+		for off := 0; off < size; off += 8 {
+			zero = append(zero, zero8(slot+int16(off))...)
+		}
+		g.insns = append(zero, g.insns...)
+	}
+	if !inReg(t) {
+		return g.into(s.Value, slot, size)
 	}
 	if err := g.expr(s.Value); err != nil {
 		return err
@@ -77,6 +89,9 @@ func (g *gen) assignVar(s *lang.AssignStmt, v *lang.VarExpr) error {
 		op, ok := aluOps[s.Op[:len(s.Op)-1]]
 		if !ok {
 			return unsupported(s, s.Op)
+		}
+		if t.Signed && (op == asm.Div || op == asm.Mod) {
+			op += asm.SDiv - asm.Div
 		}
 		g.emit(asm.LoadMem(asm.R0, asm.RFP, slot, asm.DWord), op.Reg(asm.R0, asm.R1), asm.Mov.Reg(asm.R1, asm.R0))
 	}

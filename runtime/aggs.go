@@ -109,6 +109,15 @@ func printHist(w io.Writer, h histBuckets, lhist *[3]int64) {
 	}
 }
 
+// formatEntry renders a map element's value: a plain value by its type, an
+// aggregation as formatAgg does.
+func (s *Session) formatEntry(mi *check.MapInfo, e mapEntry) string {
+	if e.raw != nil {
+		return s.fmt.value(mi.Value, e.raw)
+	}
+	return s.formatAgg(mi, e.value)
+}
+
 // formatAgg renders a combined value: stats as bpftrace's triple.
 func (s *Session) formatAgg(mi *check.MapInfo, a aggValue) string {
 	if mi.Value.Kind == types.Agg && mi.Value.Agg == types.AggStats {

@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -15,7 +14,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/skbtrace/skbtrace/codegen"
-	"github.com/skbtrace/skbtrace/lang/types"
 )
 
 // printer decodes ring buffer records and writes them out.
@@ -85,21 +83,7 @@ func (p *printer) record(b []byte) error {
 
 // value formats one argument of a record, as %s shows it.
 func (p *printer) value(a codegen.EventArg, b []byte) string {
-	raw := b[a.Offset : a.Offset+a.Size]
-	switch a.Type.Kind {
-	case types.String:
-		if i := bytes.IndexByte(raw, 0); i >= 0 {
-			raw = raw[:i]
-		}
-		return string(raw)
-	case types.Addr:
-		return formatAddr(raw)
-	}
-	v := binary.LittleEndian.Uint64(raw)
-	if a.Type.Kind == types.Ptr {
-		return fmt.Sprintf("0x%x", v)
-	}
-	return p.fmt.formatInt(v, a.Type)
+	return p.fmt.value(a.Type, b[a.Offset:a.Offset+a.Size])
 }
 
 func (p *printer) printf(ev *codegen.Event, b []byte) string {
@@ -174,16 +158,7 @@ func (p *printer) printJSON(ev *codegen.Event, b []byte) string {
 	}
 	values := map[string]any{}
 	for _, a := range ev.Args {
-		if a.Type.Kind == types.Int && a.Type.Fmt == types.FmtDec {
-			v := u(a.Offset)
-			if a.Type.Signed {
-				values[a.Name] = int64(v)
-			} else {
-				values[a.Name] = v
-			}
-			continue
-		}
-		values[a.Name] = p.value(a, b)
+		values[a.Name] = p.fmt.jsonValue(a.Type, b[a.Offset:a.Offset+a.Size])
 	}
 	return jsonLine(map[string]any{
 		"type": "event",

@@ -1,10 +1,17 @@
 package runtime
 
 import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
+	"golang.org/x/sys/unix"
+
+	"github.com/skbtrace/skbtrace/codegen"
 
 	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/lang/types"
@@ -16,6 +23,86 @@ type formatter struct {
 	ksyms ksyms
 	// enumNames caches enumerator names by enum, prefix removed.
 	enumNames map[*btf.Enum]map[uint64]string
+	// stacks is the stack trace map kstack values index, if the script
+	// has one.
+	stacks *ebpf.Map
+}
+
+// value formats a value of any type from its bytes in a record or map
+// key: strings to their NUL, addresses, stacks, integers by their format.
+func (f *formatter) value(t types.Type, raw []byte) string {
+	switch t.Kind {
+	case types.String:
+		if i := bytes.IndexByte(raw, 0); i >= 0 {
+			raw = raw[:i]
+		}
+		return string(raw)
+	case types.Addr:
+		return formatAddr(raw)
+	case types.Stack:
+		var out strings.Builder
+		for _, fr := range f.stack(int64(binary.LittleEndian.Uint64(raw))) {
+			out.WriteString("\n        " + fr)
+		}
+		out.WriteString("\n")
+		return out.String()
+	}
+	v := binary.LittleEndian.Uint64(raw)
+	if t.Kind == types.Ptr {
+		return fmt.Sprintf("0x%x", v)
+	}
+	return f.formatInt(v, t)
+}
+
+// jsonValue is a value as JSON shows it: plain integers as numbers, stacks
+// as arrays of frames, the rest as value formats them.
+func (f *formatter) jsonValue(t types.Type, raw []byte) any {
+	switch {
+	case t.Kind == types.Int && t.Fmt == types.FmtDec:
+		v := binary.LittleEndian.Uint64(raw)
+		if t.Signed {
+			return int64(v)
+		}
+		return v
+	case t.Kind == types.Stack:
+		return f.stack(int64(binary.LittleEndian.Uint64(raw)))
+	}
+	return f.value(t, raw)
+}
+
+// stack resolves a kstack id to its frames, innermost first.
+func (f *formatter) stack(id int64) []string {
+	if id < 0 || f.stacks == nil {
+		// bpf_get_stackid failed: -EEXIST is a full bucket, -EFAULT no stack.
+		return []string{fmt.Sprintf("[stack unavailable: %v]", unix.Errno(-id))}
+	}
+	pcs := make([]uint64, codegen.StackDepth)
+	if err := f.stacks.Lookup(uint32(id), &pcs); err != nil {
+		return []string{fmt.Sprintf("[stack %d unavailable: %v]", id, err)}
+	}
+	var frames []string
+	for _, pc := range pcs {
+		if pc == 0 {
+			break
+		}
+		name := f.ksyms.name(pc)
+		if len(frames) == 0 && isBPFFrame(name) {
+			continue // the tracing program's own frames, above the traced code
+		}
+		frames = append(frames, name)
+	}
+	return frames
+}
+
+// isBPFFrame reports whether a frame belongs to the tracing machinery: the
+// program itself, the tracepoint's runner, or a trampoline.
+func isBPFFrame(name string) bool {
+	for _, p := range []string{"bpf_prog_", "bpf_trace_run", "__bpf_trace_", "bpf_trampoline", "__bpf_prog_enter", "kprobe_", "fprobe_", "ftrace_"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func newFormatter() *formatter {
@@ -41,6 +128,10 @@ func (f *formatter) formatInt(v uint64, t types.Type) string {
 		return strconv.FormatBool(v != 0)
 	case types.FmtKsym:
 		return f.ksyms.name(v)
+	case types.FmtTCPState:
+		if v < uint64(len(tcpStates)) && tcpStates[v] != "" {
+			return tcpStates[v]
+		}
 	case types.FmtEtherType, types.FmtIPProto, types.FmtPktType:
 		if n, ok := nameOf(t.Fmt, v); ok {
 			return n
@@ -82,3 +173,7 @@ func (f *formatter) enumName(en *btf.Enum, v uint64) (string, bool) {
 	n, ok := names[v]
 	return n, ok
 }
+
+// tcpStates names the kernel's TCP states (include/net/tcp_states.h).
+var tcpStates = []string{"", "ESTABLISHED", "SYN_SENT", "SYN_RECV", "FIN_WAIT1", "FIN_WAIT2", "TIME_WAIT",
+	"CLOSE", "CLOSE_WAIT", "LAST_ACK", "LISTEN", "CLOSING", "NEW_SYN_RECV", "BOUND_INACTIVE"}

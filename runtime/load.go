@@ -19,7 +19,9 @@ import (
 func Load(out *codegen.Output, verbose bool) (*ebpf.Collection, error) {
 	cs := &ebpf.CollectionSpec{Maps: out.Maps, Programs: map[string]*ebpf.ProgramSpec{}}
 	for _, p := range out.Programs {
-		cs.Programs[p.Name] = p.Prog
+		if p.Helper == "" {
+			cs.Programs[p.Name] = p.Prog
+		}
 	}
 	coll, err := ebpf.NewCollection(cs)
 	if err != nil {
@@ -67,4 +69,31 @@ func Verified(coll *ebpf.Collection) map[string]uint32 {
 		}
 	}
 	return out
+}
+
+// LoadHelper loads one of track()'s helper programs, sharing the maps of
+// the loaded script.
+func LoadHelper(coll *ebpf.Collection, p *codegen.Program) (*ebpf.Program, error) {
+	cs := &ebpf.CollectionSpec{Programs: map[string]*ebpf.ProgramSpec{p.Name: p.Prog}, Maps: map[string]*ebpf.MapSpec{}}
+	repl := map[string]*ebpf.Map{}
+	for _, ins := range p.Prog.Instructions {
+		if ref := ins.Reference(); ref != "" && coll.Maps[ref] != nil {
+			repl[ref] = coll.Maps[ref]
+			cs.Maps[ref] = &ebpf.MapSpec{Name: ref}
+		}
+	}
+	for name, m := range repl {
+		info, err := m.Info()
+		if err != nil {
+			return nil, err
+		}
+		cs.Maps[name] = &ebpf.MapSpec{Name: name, Type: info.Type, KeySize: info.KeySize, ValueSize: info.ValueSize, MaxEntries: info.MaxEntries, Flags: info.Flags}
+	}
+	h, err := ebpf.NewCollectionWithOptions(cs, ebpf.CollectionOptions{MapReplacements: repl})
+	if err != nil {
+		return nil, err
+	}
+	prog := h.DetachProgram(p.Name)
+	h.Close()
+	return prog, nil
 }

@@ -22,6 +22,8 @@ type mapEntry struct {
 	key    string // the script's keys, formatted: [udp, 9]
 	value  aggValue
 	bucket int64 // for histograms, the bucket index
+	// raw is a plain (not aggregated) value's bytes.
+	raw []byte
 }
 
 // readMap decodes a map's elements: keys formatted by their types, per-CPU
@@ -45,8 +47,11 @@ func (s *Session) readMap(mi *check.MapInfo, m *ebpf.Map) ([]mapEntry, error) {
 			break
 		}
 		e := mapEntry{key: s.formatKey(mi, key), value: combine(mi.Value, many)}
+		if mi.Value.Kind != types.Agg {
+			e.raw = many[0]
+		}
 		if codegen.IsHist(mi) {
-			e.bucket = int64(binary.LittleEndian.Uint64(key[8*len(mi.Keys):]))
+			e.bucket = int64(binary.LittleEndian.Uint64(key[len(key)-8:]))
 		}
 		out = append(out, e)
 	}
@@ -89,17 +94,20 @@ func (s *Session) printMap(w io.Writer, name string, first bool) (bool, error) {
 		return (mi.Value.Agg == types.AggMin || mi.Value.Agg == types.AggMax) && !e.value.seen
 	})
 	sort.SliceStable(entries, func(i, j int) bool {
+		if entries[i].raw != nil && !inRegister(mi.Value) {
+			return s.fmt.value(mi.Value, entries[i].raw) < s.fmt.value(mi.Value, entries[j].raw)
+		}
 		if entries[i].value.n != entries[j].value.n {
 			return entries[i].value.n < entries[j].value.n
 		}
 		return entries[i].key < entries[j].key
 	})
 	if s.json {
-		var data any = s.jsonValue(mi, entries[0].value)
+		var data any = s.jsonValue(mi, entries[0])
 		if len(mi.Keys) > 0 {
 			byKey := map[string]any{}
 			for _, e := range entries {
-				byKey[strings.Trim(e.key, "[]")] = s.jsonValue(mi, e.value)
+				byKey[strings.Trim(e.key, "[]")] = s.jsonValue(mi, e)
 			}
 			data = byKey
 		}
@@ -110,14 +118,22 @@ func (s *Session) printMap(w io.Writer, name string, first bool) (bool, error) {
 		fmt.Fprintln(w)
 	}
 	for _, e := range entries {
-		if _, err := fmt.Fprintf(w, "@%s%s: %s\n", name, e.key, s.formatAgg(mi, e.value)); err != nil {
+		if _, err := fmt.Fprintf(w, "@%s%s: %s\n", name, e.key, s.formatEntry(mi, e)); err != nil {
 			return true, err
 		}
 	}
 	return true, nil
 }
 
-func (s *Session) jsonValue(mi *check.MapInfo, a aggValue) any {
+// inRegister reports whether a plain map value is a number, which sorts
+// by value; strings and addresses sort by their text.
+func inRegister(t types.Type) bool { return t.Kind == types.Int || t.Kind == types.Ptr }
+
+func (s *Session) jsonValue(mi *check.MapInfo, e mapEntry) any {
+	a := e.value
+	if e.raw != nil {
+		return s.fmt.jsonValue(mi.Value, e.raw)
+	}
 	if mi.Value.Kind == types.Agg && mi.Value.Agg == types.AggStats {
 		return map[string]int64{"count": a.cnt, "average": a.n, "total": a.sum}
 	}
@@ -223,9 +239,10 @@ func (s *Session) formatKey(mi *check.MapInfo, key []byte) string {
 	if len(mi.Keys) == 0 {
 		return ""
 	}
-	parts := make([]string, len(mi.Keys))
-	for i, t := range mi.Keys {
-		parts[i] = s.fmt.formatInt(binary.LittleEndian.Uint64(key[8*i:]), t)
+	parts, _ := codegen.KeyLayout(mi)
+	out := make([]string, len(parts))
+	for i, p := range parts {
+		out[i] = s.fmt.value(p.Type, key[p.Offset:p.Offset+p.Size])
 	}
-	return "[" + strings.Join(parts, ", ") + "]"
+	return "[" + strings.Join(out, ", ") + "]"
 }

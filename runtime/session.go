@@ -12,6 +12,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
+	"golang.org/x/sys/unix"
 
 	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/codegen"
@@ -69,6 +70,9 @@ type Options struct {
 	JSON bool
 	// Verbose keeps the kernel's whole verifier log in errors.
 	Verbose bool
+	// Warn receives what the session could not do but went on without,
+	// one line each (nil: discarded).
+	Warn func(format string, args ...any)
 }
 
 // Start loads a compiled script, starts printing its records to w, and
@@ -96,7 +100,17 @@ func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (*S
 		pr.control = s.control
 		go func() { s.done <- pr.readEvents(rd) }()
 	}
+	s.fmt.stacks = coll.Maps[codegen.StackMap]
+	if m := coll.Maps[codegen.StartMap]; m != nil {
+		if err := m.Put(uint32(0), monotonicNow()); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("set the start time: %w", err)
+		}
+	}
 	for _, p := range out.Programs {
+		if p.Helper != "" {
+			continue
+		}
 		switch p.Spec.Spec.Kind {
 		case lang.ProbeBegin, lang.ProbeEnd, lang.ProbeInterval:
 			continue
@@ -108,12 +122,13 @@ func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (*S
 		}
 		s.links = append(s.links, l)
 	}
+	s.attachHelpers(opts.Warn)
 	if err := s.runAll(lang.ProbeBegin); err != nil {
 		s.Close()
 		return nil, err
 	}
 	for _, p := range out.Programs {
-		if p.Spec.Spec.Kind == lang.ProbeInterval {
+		if p.Helper == "" && p.Spec.Spec.Kind == lang.ProbeInterval {
 			s.startTimer(coll.Programs[p.Name], time.Duration(p.Spec.Spec.Period))
 		}
 	}
@@ -123,7 +138,7 @@ func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (*S
 // runAll runs every program of a kind (BEGIN, END) once, in script order.
 func (s *Session) runAll(kind lang.ProbeKind) error {
 	for _, p := range s.out.Programs {
-		if p.Spec.Spec.Kind == kind {
+		if p.Helper == "" && p.Spec.Spec.Kind == kind {
 			if err := runProgram(s.coll.Programs[p.Name]); err != nil {
 				return fmt.Errorf("%s: %w", kind, err)
 			}
@@ -245,4 +260,50 @@ func (s *Session) Lost() uint64 {
 		n += v
 	}
 	return n
+}
+
+// attachHelpers loads and attaches track()'s helpers. Each that fails is
+// a feature lost, said once, not a failed session.
+func (s *Session) attachHelpers(warn func(string, ...any)) {
+	if warn == nil {
+		warn = func(string, ...any) {}
+	}
+	var follow []string
+	var followErr error
+	for _, p := range s.out.Programs {
+		if p.Helper == "" {
+			continue
+		}
+		prog, err := LoadHelper(s.coll, p)
+		var l link.Link
+		if err == nil {
+			l, err = link.AttachTracing(link.TracingOptions{Program: prog, AttachType: p.Prog.AttachType})
+			prog.Close()
+		}
+		switch {
+		case err == nil:
+			s.links = append(s.links, l)
+			if p.Helper == codegen.HelperFollow {
+				follow = append(follow, p.Prog.AttachTo)
+			}
+		case p.Helper == codegen.HelperFollow:
+			followErr = err
+		default:
+			warn("track(): cannot watch %s to forget freed skbs (%v); a new skb at a freed one's address may be followed", p.Prog.AttachTo, err)
+		}
+	}
+	switch {
+	case followErr == nil:
+	case errors.Is(followErr, os.ErrPermission) && len(follow) == 0:
+		warn("track(): clones and copies are not followed: this kernel refuses fexit programs even to root")
+	default:
+		warn("track(): clones and copies are followed through %d of %d functions: %v", len(follow), len(codegen.CopyFuncs), followErr)
+	}
+}
+
+// monotonicNow is CLOCK_MONOTONIC in nanoseconds, bpf_ktime_get_ns's clock.
+func monotonicNow() uint64 {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return uint64(ts.Nano())
 }

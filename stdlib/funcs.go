@@ -153,6 +153,29 @@ var Funcs = []*Func{
 		}
 		return types.Str(int(n))
 	}},
+	{Name: "ntop", Sig: "ntop([family,] address)", Doc: "an address from a 4-byte IPv4 integer or a 16-byte IPv6 array, as in a socket", Infer: func(c Call) types.Type {
+		if !arity(c, "ntop([family,] address)", 1, 2) {
+			return types.IP
+		}
+		i := c.NArgs() - 1
+		if i == 1 {
+			intArg(c, 0, "ntop's family")
+		}
+		switch t := c.Arg(i); {
+		case t.Kind == types.Invalid, t.Kind == types.Addr:
+		case t.IsInt() && t.Size == 4:
+		case (t.Kind == types.Array || t.Kind == types.Struct || t.Kind == types.String) && t.Size == 16:
+		default:
+			c.Errorf(i, "pass sk->__sk_common.skc_daddr (IPv4) or skc_v6_daddr (IPv6)", "ntop needs a 4-byte integer or a 16-byte array, got %s", t)
+		}
+		return types.IP
+	}},
+	{Name: "tcp_state", Sig: "tcp_state(state)", Doc: "prints a TCP state number by name: ESTABLISHED...", Infer: func(c Call) types.Type {
+		if arity(c, "tcp_state(state)", 1, 1) {
+			intArg(c, 0, "tcp_state")
+		}
+		return types.Type{Kind: types.Int, Size: 1, Fmt: types.FmtTCPState}
+	}},
 	{Name: "hex", Sig: "hex(value)", Doc: "prints an integer in hexadecimal", Infer: func(c Call) types.Type {
 		if arity(c, "hex(value)", 1, 1) && intArg(c, 0, "hex") {
 			t := c.Arg(0)

@@ -78,6 +78,7 @@ var Fields = []*Field{
 	{Name: "pkt_type", Doc: "skb->pkt_type: host, broadcast, multicast, otherhost, outgoing", Type: types.Type{Kind: types.Int, Size: 1, Fmt: types.FmtPktType}, Needs: NeedSkb, Src: path("pkt_type")},
 	{Name: "hash", Doc: "skb->hash, the flow hash", Type: types.Type{Kind: types.Int, Size: 4, Fmt: types.FmtHex}, Needs: NeedSkb, Src: path("hash")},
 	{Name: "priority", Doc: "skb->priority", Type: types.U32, Needs: NeedSkb, Src: path("priority")},
+	{Name: "tcpstate", Doc: "TCP state of the skb's socket (skb->sk): ESTABLISHED, SYN_SENT...; 0 without one", Type: types.Type{Kind: types.Int, Size: 1, Fmt: types.FmtTCPState}, Needs: NeedSkb, Src: path("sk", "__sk_common", "skc_state")},
 	{Name: "reason", Doc: "drop reason (enum skb_drop_reason) on kfree_skb and sk_skb_reason_drop", Type: types.Type{Kind: types.Int, Size: 4, Fmt: types.FmtEnum}, Needs: NeedReason, Src: ctx()},
 
 	{Name: "func", Doc: "the traced kernel function", Type: types.Type{Kind: types.Int, Size: 8, Fmt: types.FmtKsym}, Needs: NeedFunc, Src: ctx()},

@@ -55,7 +55,8 @@ func trace(o options, script *lang.Script, info *check.Info, spec *btf.Spec, std
 		defer f.Close()
 		w = f
 	}
-	sess, err := runtime.Start(out, info, w, runtime.Options{JSON: o.format == "json", Verbose: o.verbose})
+	sess, err := runtime.Start(out, info, w, runtime.Options{JSON: o.format == "json", Verbose: o.verbose,
+		Warn: func(format string, args ...any) { fmt.Fprintf(stderr, "skbtrace: "+format+"\n", args...) }})
 	if err != nil {
 		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
 		return 1
@@ -69,11 +70,17 @@ func trace(o options, script *lang.Script, info *check.Info, spec *btf.Spec, std
 		ctx, cancel = context.WithTimeout(ctx, limit)
 		defer cancel()
 	}
+	n := 0
+	for _, p := range out.Programs {
+		if p.Helper == "" {
+			n++
+		}
+	}
 	noun := "probes"
-	if len(out.Programs) == 1 {
+	if n == 1 {
 		noun = "probe"
 	}
-	fmt.Fprintf(stderr, "skbtrace: tracing %d %s; Ctrl-C to end\n", len(out.Programs), noun)
+	fmt.Fprintf(stderr, "skbtrace: tracing %d %s; Ctrl-C to end\n", n, noun)
 	// exit() in the script ends tracing like Ctrl-C.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

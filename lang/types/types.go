@@ -44,6 +44,7 @@ const (
 	FmtEnum          // a BTF enumerator's name
 	FmtKsym          // a kernel symbol name from an address
 	FmtErrno         // a negative errno as its name, else decimal
+	FmtTCPState      // a TCP state: ESTABLISHED, SYN_SENT...
 )
 
 // AggKind is the aggregation a map holds.
@@ -165,4 +166,12 @@ func CName(t btf.Type) string {
 		return "function"
 	}
 	return t.TypeName()
+}
+
+// SignedOp reports whether arithmetic or a comparison on x and y is
+// signed: one of them is, and the other, if unsigned, is narrower than 64
+// bits and so fits an s64 exactly (0 - len is -len; len > -1 is true).
+func SignedOp(x, y Type) bool {
+	fits := func(t Type) bool { return t.Signed || t.Size < 8 }
+	return (x.Signed || y.Signed) && fits(x) && fits(y)
 }

@@ -1,0 +1,113 @@
+package codegen
+
+import (
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/lang/types"
+)
+
+// SlotSize is the bytes a value of type t takes in a record, a map key or
+// value, or a variable: 8 for integers, pointers and stack ids, strings
+// rounded up to 8, AddrSize for addresses.
+func SlotSize(t types.Type) int {
+	switch t.Kind {
+	case types.String:
+		return (t.Size + 7) &^ 7
+	case types.Addr:
+		return AddrSize
+	}
+	return 8
+}
+
+// inReg reports whether values of t are computed in a register: integers,
+// pointers and stack ids. Strings and addresses are written to the frame.
+func inReg(t types.Type) bool { return t.IsScalar() || t.Kind == types.Stack }
+
+// into writes the value of e, of any storable type, at the frame offset at;
+// size is the slot's size, which for a string may exceed the value's.
+func (g *gen) into(e lang.Expr, at int16, size int) error {
+	t := g.info.Types[e]
+	if inReg(t) {
+		if err := g.expr(e); err != nil {
+			return err
+		}
+		g.vs.pop(asm.R0)
+		g.emit(asm.StoreMem(asm.RFP, at, asm.R0, asm.DWord))
+		return nil
+	}
+	g.zero(at, size)
+	switch x := lang.Unparen(e).(type) {
+	case *lang.VarExpr:
+		g.copyFrame(at, g.vars[x.Name], min(size, SlotSize(g.info.Types[x])))
+		return nil
+	case *lang.MapExpr:
+		return g.mapReadInto(x, at, size)
+	case *lang.CondExpr:
+		// Both branches write the same slot.
+		return g.ifElse(x.Cond, func() error { return g.into(x.Then, at, size) }, func() error { return g.into(x.Else, at, size) })
+	}
+	switch t.Kind {
+	case types.String:
+		return g.stringInto(e, at, size)
+	case types.Addr:
+		return g.addrValueInto(e, at)
+	}
+	return unsupported(e, "a "+t.String()+" value")
+}
+
+// zero clears size bytes (a multiple of 8) at the frame offset at.
+func (g *gen) zero(at int16, size int) {
+	for off := 0; off < size; off += 8 {
+		g.emit(zero8(at + int16(off))...)
+	}
+}
+
+// copyFrame copies n bytes (a multiple of 8) between frame slots.
+func (g *gen) copyFrame(dst, src int16, n int) {
+	for off := int16(0); off < int16(n); off += 8 {
+		g.emit(asm.LoadMem(asm.R0, asm.RFP, src+off, asm.DWord), asm.StoreMem(asm.RFP, dst+off, asm.R0, asm.DWord))
+	}
+}
+
+// blobEqual compares n bytes (a multiple of 8) of two frame slots and
+// pushes 1 when they are equal (0 for !=, which inverts it).
+func (g *gen) blobEqual(a, b int16, n int, op string) error {
+	no, done := g.label("ne"), g.label("eq")
+	for off := int16(0); off < int16(n); off += 8 {
+		g.emit(
+			asm.LoadMem(asm.R0, asm.RFP, a+off, asm.DWord),
+			asm.LoadMem(asm.R1, asm.RFP, b+off, asm.DWord),
+			asm.JNE.Reg(asm.R0, asm.R1, no),
+		)
+	}
+	match, miss := int32(1), int32(0)
+	if op == "!=" {
+		match, miss = 0, 1
+	}
+	g.emit(asm.Mov.Imm(asm.R0, match), asm.Ja.Label(done))
+	g.emit(asm.Mov.Imm(asm.R0, miss).WithSymbol(no))
+	g.mark(done)
+	return g.vs.push(asm.R0)
+}
+
+// compareBlobs compiles == and != between two strings or two addresses:
+// both are written to slots of the larger size and compared.
+func (g *gen) compareBlobs(e *lang.BinaryExpr) error {
+	n := max(SlotSize(g.info.Types[e.X]), SlotSize(g.info.Types[e.Y]))
+	a, err := g.frame.alloc(n)
+	if err != nil {
+		return err
+	}
+	b, err := g.frame.alloc(n)
+	if err != nil {
+		return err
+	}
+	if err := g.into(e.X, a, n); err != nil {
+		return err
+	}
+	if err := g.into(e.Y, b, n); err != nil {
+		return err
+	}
+	return g.blobEqual(a, b, n, e.Op)
+}
