@@ -214,6 +214,15 @@ func compileProbe(info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec
 	}
 	// R9 keeps the context for the whole program.
 	g.emit(asm.Mov.Reg(asm.R9, asm.R1))
+	// Header fields read the IP header parsed once, before the predicate
+	// or the body, whichever reads one first.
+	parseAt := p.Body
+	if g.usesHeaders(p.Pred) {
+		parseAt = nil
+		if err := g.parseIP(); err != nil {
+			return nil, err
+		}
+	}
 	if p.Pred != nil {
 		body := g.label("body")
 		if usesTrack(info) && (tg.SkbArg >= 0 || spec.SkbParam >= 0) {
@@ -228,6 +237,11 @@ func compileProbe(info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec
 		g.emit(asm.JEq.Imm(asm.R0, 0, exitLabel))
 		g.mark(body)
 	}
+	if parseAt != nil && g.usesHeaders(parseAt) {
+		if err := g.parseIP(); err != nil {
+			return nil, err
+		}
+	}
 	if err := g.block(p.Body); err != nil {
 		return nil, err
 	}
@@ -235,7 +249,7 @@ func compileProbe(info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec
 		asm.Mov.Imm(asm.R0, 0).WithSymbol(exitLabel),
 		asm.Return(),
 	)
-	ps.Instructions = g.insns
+	ps.Instructions = peephole(g.insns)
 	return &Program{Probe: p, Spec: spec, Name: name, Prog: ps, SkbArg: tg.SkbArg, Tracepoint: tg.Name}, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/skbtrace/skbtrace/check"
+	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/stdlib"
 )
 
@@ -30,34 +31,53 @@ type ipSlots struct {
 	tmp     int16
 }
 
-// parseIP reads the skb's IP header facts into slots, jumping to `none`
-// where the network header is unset or neither IPv4 nor IPv6. The transport
-// offset comes from the IP header itself (IHL, or the fixed IPv6 header), not
-// from skb->transport_header, which is not set yet early on the receive path.
-func (g *gen) parseIP(none string) (ipSlots, error) {
-	// The slots are live only within one header read, and header reads do
-	// not nest, so a program needs one set.
-	if g.ip == nil {
-		g.ip = &ipSlots{}
-		for _, p := range []*int16{&g.ip.head, &g.ip.nh, &g.ip.version, &g.ip.l4, &g.ip.proto, &g.ip.tmp} {
-			off, err := g.frame.alloc(8)
-			if err != nil {
-				return ipSlots{}, err
-			}
-			*p = off
-		}
+// usesHeaders reports whether n reads a field of the packet's headers.
+func (g *gen) usesHeaders(n lang.Node) bool {
+	found := false
+	if n == nil {
+		return false
 	}
+	lang.Inspect(n, func(n lang.Node) bool {
+		if id, ok := n.(*lang.Ident); ok {
+			if f := g.info.Fields[id]; f != nil && f.Src.Kind == stdlib.SrcHeader {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// parseIP reads the skb's IP header facts into slots, once per program: the
+// caller places it before the predicate or the body, whichever reads a
+// header first, so every later read finds the slots set. Where the network
+// header is unset or neither IPv4 nor IPv6, version and proto stay 0. The
+// transport offset comes from the IP header itself (IHL, or the fixed IPv6
+// header), not from skb->transport_header, which is not set yet early on
+// the receive path.
+func (g *gen) parseIP() error {
+	g.ip = &ipSlots{}
+	for _, p := range []*int16{&g.ip.head, &g.ip.nh, &g.ip.version, &g.ip.l4, &g.ip.proto, &g.ip.tmp} {
+		off, err := g.frame.alloc(8)
+		if err != nil {
+			return err
+		}
+		*p = off
+	}
+	none := g.label("not_ip")
 	sl := *g.ip
+	g.emit(zero8(sl.version)...)
+	g.emit(zero8(sl.proto)...)
 	headOff, err := skbOffset(g.info.SkbType, "head")
 	if err != nil {
-		return sl, err
+		return err
 	}
 	nhOff, err := skbOffset(g.info.SkbType, "network_header")
 	if err != nil {
-		return sl, err
+		return err
 	}
 	if err := g.skbPtr(); err != nil {
-		return sl, err
+		return err
 	}
 	g.vs.pop(asm.R3)
 	g.emit(asm.StoreMem(asm.RFP, sl.head, asm.R3, asm.DWord)) // the skb, for now
@@ -75,9 +95,9 @@ func (g *gen) parseIP(none string) (ipSlots, error) {
 		asm.LoadMem(asm.R0, asm.RFP, sl.tmp, asm.DWord),
 		asm.Mov.Reg(asm.R1, asm.R0),
 		asm.RSh.Imm(asm.R1, 4),
-		asm.StoreMem(asm.RFP, sl.version, asm.R1, asm.DWord),
 		asm.JEq.Imm(asm.R1, 6, v6),
 		asm.JNE.Imm(asm.R1, 4, none),
+		asm.StoreMem(asm.RFP, sl.version, asm.R1, asm.DWord),
 		// IPv4: L4 starts IHL*4 bytes in; the protocol is byte 9.
 		asm.And.Imm(asm.R0, 0xf),
 		asm.LSh.Imm(asm.R0, 2),
@@ -85,19 +105,19 @@ func (g *gen) parseIP(none string) (ipSlots, error) {
 		asm.Add.Reg(asm.R0, asm.R1),
 		asm.StoreMem(asm.RFP, sl.l4, asm.R0, asm.DWord),
 	)
-	g.emit(zero8(sl.proto)...)
 	g.readAt(sl.proto, sl.head, sl.nh, 9, 1)
 	g.emit(asm.Ja.Label(done))
 	// IPv6: a fixed 40-byte header; next header is byte 6.
 	g.emit(
-		asm.LoadMem(asm.R0, asm.RFP, sl.nh, asm.DWord).WithSymbol(v6),
+		asm.StoreMem(asm.RFP, sl.version, asm.R1, asm.DWord).WithSymbol(v6),
+		asm.LoadMem(asm.R0, asm.RFP, sl.nh, asm.DWord),
 		asm.Add.Imm(asm.R0, 40),
 		asm.StoreMem(asm.RFP, sl.l4, asm.R0, asm.DWord),
 	)
-	g.emit(zero8(sl.proto)...)
 	g.readAt(sl.proto, sl.head, sl.nh, 6, 1)
 	g.mark(done)
-	return sl, nil
+	g.mark(none)
+	return nil
 }
 
 // header reads an integer field of the IP or transport header; where the
@@ -105,14 +125,15 @@ func (g *gen) parseIP(none string) (ipSlots, error) {
 // value is 0.
 func (g *gen) header(f *stdlib.Field) error {
 	zero, done := g.label("hdr_zero"), g.label("hdr_done")
-	sl, err := g.parseIP(zero)
-	if err != nil {
-		return err
+	if g.ip == nil {
+		return fmt.Errorf("%s: the IP header was not parsed", f.Name)
 	}
+	sl := *g.ip
 	g.emit(asm.LoadMem(asm.R0, asm.RFP, sl.proto, asm.DWord))
 	switch {
 	case f.Src.Layer == 3 && f.Name == "l4proto":
-		g.emit(asm.Ja.Label(done))
+		// 0 where there is no IP header.
+		return g.vs.push(asm.R0)
 	case f.Src.Layer == 4:
 		if f.Src.TCPOnly {
 			g.emit(asm.JNE.Imm(asm.R0, 6, zero))
@@ -146,12 +167,12 @@ const AddrSize = 24
 func (g *gen) addrInto(f *stdlib.Field, at int16) error {
 	// No IP header and a finished read both end at done, family 0 or set.
 	done := g.label("addr_done")
-	sl, err := g.parseIP(done)
-	if err != nil {
-		return err
+	if g.ip == nil {
+		return fmt.Errorf("%s: the IP header was not parsed", f.Name)
 	}
+	sl := *g.ip
 	v6 := g.label("addr6")
-	g.emit(asm.LoadMem(asm.R0, asm.RFP, sl.version, asm.DWord), asm.JEq.Imm(asm.R0, 6, v6))
+	g.emit(asm.LoadMem(asm.R0, asm.RFP, sl.version, asm.DWord), asm.JEq.Imm(asm.R0, 6, v6), asm.JNE.Imm(asm.R0, 4, done))
 	g.emit(
 		asm.LoadMem(asm.R3, asm.RFP, sl.head, asm.DWord),
 		asm.LoadMem(asm.R1, asm.RFP, sl.nh, asm.DWord),

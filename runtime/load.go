@@ -46,9 +46,14 @@ func translateLoadError(out *codegen.Output, err error, verbose bool) error {
 		if verbose {
 			return fmt.Errorf("the kernel's verifier rejected the program:\n%+v", ve)
 		}
+		// The verifier's reason is its last line before the statistics.
 		last := ""
-		if n := len(ve.Log); n > 0 {
-			last = strings.TrimSpace(ve.Log[n-1])
+		for i := len(ve.Log) - 1; i >= 0; i-- {
+			l := strings.TrimSpace(ve.Log[i])
+			if l != "" && !strings.HasPrefix(l, "processed ") && !strings.HasPrefix(l, "verification time") && !strings.HasPrefix(l, "stack depth") {
+				last = l
+				break
+			}
 		}
 		return fmt.Errorf("the kernel's verifier rejected the program (%s); this is a bug in skbtrace's code generation, please report it with the output of -v", last)
 	case errors.Is(err, ebpf.ErrNotSupported):

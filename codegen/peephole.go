@@ -1,0 +1,62 @@
+package codegen
+
+import "github.com/cilium/ebpf/asm"
+
+// isMarker reports whether ins is the no-op `mov r0, r0` that mark emits to
+// carry a label.
+func isMarker(ins asm.Instruction) bool {
+	return ins.OpCode == asm.Mov.Reg(asm.R0, asm.R0).OpCode && ins.Dst == asm.R0 && ins.Src == asm.R0
+}
+
+// peephole removes what the generator's simple patterns leave behind: label
+// markers (their label moves to the next real instruction) and the second
+// of `mov a, b; mov b, a`, a value pushed to the register stack and popped
+// straight back. Jumps are retargeted; behaviour is unchanged.
+func peephole(insns asm.Instructions) asm.Instructions {
+	alias := map[string]string{}
+	var pending []string
+	out := make(asm.Instructions, 0, len(insns))
+	for _, ins := range insns {
+		if isMarker(ins) {
+			if sym := ins.Symbol(); sym != "" {
+				pending = append(pending, sym)
+				continue
+			}
+		}
+		if len(pending) > 0 {
+			target := ins.Symbol()
+			if target == "" {
+				target = pending[0]
+				ins = ins.WithSymbol(target)
+			}
+			for _, p := range pending {
+				if p != target {
+					alias[p] = target
+				}
+			}
+			pending = nil
+		}
+		if n := len(out); n > 0 && ins.Symbol() == "" && isMovBack(out[n-1], ins) {
+			continue
+		}
+		out = append(out, ins)
+	}
+	for _, p := range pending {
+		// Labels at the very end keep a marker to land on.
+		out = append(out, asm.Mov.Reg(asm.R0, asm.R0).WithSymbol(p))
+	}
+	for i, ins := range out {
+		if ref := ins.Reference(); ref != "" && ins.OpCode.Class().IsJump() {
+			if to, ok := alias[ref]; ok {
+				out[i] = ins.WithReference(to)
+			}
+		}
+	}
+	return out
+}
+
+// isMovBack reports whether b is `mov x, y` right after a's `mov y, x`.
+func isMovBack(a, b asm.Instruction) bool {
+	mov := asm.Mov.Reg(asm.R0, asm.R1).OpCode
+	return a.OpCode == mov && b.OpCode == mov && a.Dst == b.Src && a.Src == b.Dst
+}

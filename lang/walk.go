@@ -1,0 +1,63 @@
+package lang
+
+// Inspect calls f for n and, while f returns true, for every node below
+// it, depth first in source order.
+func Inspect(n Node, f func(Node) bool) {
+	if n == nil || !f(n) {
+		return
+	}
+	each := func(ns ...Node) {
+		for _, c := range ns {
+			if c != nil {
+				Inspect(c, f)
+			}
+		}
+	}
+	switch n := n.(type) {
+	case *Script:
+		for _, p := range n.Probes {
+			each(p)
+		}
+	case *Probe:
+		for _, s := range n.Specs {
+			each(s)
+		}
+		if n.Pred != nil {
+			each(n.Pred)
+		}
+		each(n.Body)
+	case *Block:
+		for _, s := range n.Stmts {
+			each(s)
+		}
+	case *ExprStmt:
+		each(n.X)
+	case *AssignStmt:
+		each(n.Target, n.Value)
+	case *IfStmt:
+		each(n.Cond, n.Then)
+		if n.Else != nil {
+			each(n.Else)
+		}
+	case *MapExpr:
+		for _, k := range n.Keys {
+			each(k)
+		}
+	case *CallExpr:
+		for _, a := range n.Args {
+			each(a)
+		}
+	case *FieldExpr:
+		each(n.X)
+	case *IndexExpr:
+		each(n.X, n.Index)
+	case *UnaryExpr:
+		each(n.X)
+	case *BinaryExpr:
+		each(n.X, n.Y)
+	case *CondExpr:
+		each(n.Cond, n.Then, n.Else)
+	case *ParenExpr:
+		each(n.X)
+	}
+}
