@@ -1,0 +1,198 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// BTF kinds the scan needs (include/uapi/linux/btf.h).
+const (
+	kindInt       = 1
+	kindPtr       = 2
+	kindArray     = 3
+	kindStruct    = 4
+	kindUnion     = 5
+	kindEnum      = 6
+	kindFwd       = 7
+	kindTypedef   = 8
+	kindVolatile  = 9
+	kindConst     = 10
+	kindRestrict  = 11
+	kindFunc      = 12
+	kindFuncProto = 13
+	kindVar       = 14
+	kindDatasec   = 15
+	kindFloat     = 16
+	kindDeclTag   = 17
+	kindTypeTag   = 18
+	kindEnum64    = 19
+)
+
+// SkbFunc is a kernel function with a struct sk_buff * parameter.
+type SkbFunc struct {
+	Name   string
+	Module string // "" for vmlinux
+	// SkbArg is the position of the first struct sk_buff * parameter.
+	SkbArg int
+	// Proto is the BTF id of its FUNC_PROTO, in its module's numbering.
+	Proto uint32
+}
+
+// btfTypes is the part of a raw BTF blob the scan reads: each type's kind,
+// name, referenced type, and where its trailing data is.
+type btfTypes struct {
+	data    []byte // the type section
+	strs    []byte // the string section
+	first   uint32 // id of the first type (1, or after the base for a module)
+	strBase uint32 // offset of the first string (0, or the base's length)
+	off     []uint32
+	base    *btfTypes
+}
+
+// parseBTF indexes the types of a raw BTF blob, as /sys/kernel/btf files
+// hold it. For a module, base is vmlinux: its ids and strings come first.
+func parseBTF(raw []byte, base *btfTypes) (*btfTypes, error) {
+	if len(raw) < 24 || binary.LittleEndian.Uint16(raw) != 0xeb9f {
+		return nil, errors.New("not little-endian BTF")
+	}
+	le := binary.LittleEndian
+	hdrLen := le.Uint32(raw[4:])
+	typeOff, typeLen := le.Uint32(raw[8:]), le.Uint32(raw[12:])
+	strOff, strLen := le.Uint32(raw[16:]), le.Uint32(raw[20:])
+	if uint64(hdrLen)+uint64(typeOff)+uint64(typeLen) > uint64(len(raw)) || uint64(hdrLen)+uint64(strOff)+uint64(strLen) > uint64(len(raw)) {
+		return nil, errors.New("truncated BTF")
+	}
+	t := &btfTypes{
+		data:  raw[hdrLen+typeOff : hdrLen+typeOff+typeLen],
+		strs:  raw[hdrLen+strOff : hdrLen+strOff+strLen],
+		first: 1,
+		base:  base,
+	}
+	if base != nil {
+		t.first = base.first + uint32(len(base.off))
+		t.strBase = base.strBase + uint32(len(base.strs))
+	}
+	for pos := 0; pos+12 <= len(t.data); {
+		t.off = append(t.off, uint32(pos))
+		info := le.Uint32(t.data[pos+4:])
+		vlen := int(info & 0xffff)
+		var extra int
+		switch (info >> 24) & 0x1f {
+		case kindInt, kindVar, kindDeclTag:
+			extra = 4
+		case kindArray:
+			extra = 12
+		case kindStruct, kindUnion, kindDatasec, kindEnum64:
+			extra = 12 * vlen
+		case kindEnum, kindFuncProto:
+			extra = 8 * vlen
+		case kindPtr, kindFwd, kindTypedef, kindVolatile, kindConst, kindRestrict, kindFunc, kindFloat, kindTypeTag:
+		default:
+			return nil, fmt.Errorf("unknown BTF kind %d", (info>>24)&0x1f)
+		}
+		pos += 12 + extra
+	}
+	return t, nil
+}
+
+// lookup returns the table holding id and the offset of its record.
+func (t *btfTypes) lookup(id uint32) (*btfTypes, uint32, bool) {
+	for ; t != nil; t = t.base {
+		if id >= t.first && id < t.first+uint32(len(t.off)) {
+			return t, t.off[id-t.first], true
+		}
+	}
+	return nil, 0, false
+}
+
+func (t *btfTypes) kind(id uint32) (kind uint32, ref uint32, ok bool) {
+	tt, off, ok := t.lookup(id)
+	if !ok {
+		return 0, 0, false
+	}
+	return (binary.LittleEndian.Uint32(tt.data[off+4:]) >> 24) & 0x1f, binary.LittleEndian.Uint32(tt.data[off+8:]), true
+}
+
+// name returns a string by offset, in base or module numbering.
+func (t *btfTypes) name(off uint32) string {
+	for ; t != nil; t = t.base {
+		if off >= t.strBase && off < t.strBase+uint32(len(t.strs)) {
+			s := t.strs[off-t.strBase:]
+			if i := bytes.IndexByte(s, 0); i >= 0 {
+				s = s[:i]
+			}
+			return string(s)
+		}
+	}
+	return ""
+}
+
+// isSkbPtr reports whether id is a pointer, through typedefs and
+// qualifiers, to one of the sk_buff struct ids.
+func (t *btfTypes) isSkbPtr(id uint32, skb map[uint32]bool) bool {
+	sawPtr := false
+	for range 16 {
+		k, ref, ok := t.kind(id)
+		if !ok {
+			return false
+		}
+		switch k {
+		case kindPtr:
+			if sawPtr {
+				return false // struct sk_buff **
+			}
+			sawPtr = true
+		case kindTypedef, kindVolatile, kindConst, kindRestrict, kindTypeTag:
+		case kindStruct:
+			return sawPtr && skb[id]
+		default:
+			return false
+		}
+		id = ref
+	}
+	return false
+}
+
+// skbStructs finds the ids of struct sk_buff in a blob.
+func (t *btfTypes) skbStructs() map[uint32]bool {
+	out := map[uint32]bool{}
+	le := binary.LittleEndian
+	for i, off := range t.off {
+		if (le.Uint32(t.data[off+4:])>>24)&0x1f == kindStruct && t.name(le.Uint32(t.data[off:])) == "sk_buff" {
+			out[t.first+uint32(i)] = true
+		}
+	}
+	return out
+}
+
+// skbFuncs lists the FUNC types of one blob whose prototype has a struct
+// sk_buff * parameter.
+func (t *btfTypes) skbFuncs(module string, skb map[uint32]bool) []SkbFunc {
+	var out []SkbFunc
+	le := binary.LittleEndian
+	for _, off := range t.off {
+		rec := t.data[off:]
+		if (le.Uint32(rec[4:])>>24)&0x1f != kindFunc {
+			continue
+		}
+		protoID := le.Uint32(rec[8:])
+		pt, poff, ok := t.lookup(protoID)
+		if !ok {
+			continue
+		}
+		pinfo := le.Uint32(pt.data[poff+4:])
+		if (pinfo>>24)&0x1f != kindFuncProto {
+			continue
+		}
+		for i := range int(pinfo & 0xffff) {
+			ptype := le.Uint32(pt.data[poff+12+uint32(8*i)+4:])
+			if t.isSkbPtr(ptype, skb) {
+				out = append(out, SkbFunc{Name: t.name(le.Uint32(rec)), Module: module, SkbArg: i, Proto: protoID})
+				break
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,81 @@
+package runtime
+
+import (
+	"testing"
+)
+
+// TestDiscoverFindsSkbFunctions checks discovery against this kernel: the
+// functions every network stack has, with their skb's position as their
+// prototypes put it, and none that lacks an skb.
+func TestDiscoverFindsSkbFunctions(t *testing.T) {
+	d, err := DiscoverSkbFuncs("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Funcs) < 500 {
+		t.Errorf("only %d functions with an skb; SPEC expects about 1,500-2,500", len(d.Funcs))
+	}
+	want := map[string]int{"ip_rcv": 0, "ip_rcv_finish": 2, "__dev_queue_xmit": 0, "tcp_v4_rcv": 0, "kfree_skbmem": 0, "ip_finish_output2": 2}
+	for _, f := range d.Funcs {
+		if pos, ok := want[f.Name]; ok {
+			if f.SkbArg != pos {
+				t.Errorf("%s: skb at %d, want %d", f.Name, f.SkbArg, pos)
+			}
+			delete(want, f.Name)
+		}
+		if f.Name == "tcp_sendmsg" || f.Name == "sock_sendmsg" {
+			t.Errorf("%s has no sk_buff parameter but was found", f.Name)
+		}
+	}
+	for name := range want {
+		t.Errorf("%s not found", name)
+	}
+	if got := d.Match("ip_rcv*"); len(got) < 2 || got[0].Name != "ip_rcv" {
+		t.Errorf("Match(ip_rcv*) = %v", got)
+	}
+}
+
+// TestDiscoveryCacheRoundTrips checks that the cache gives back exactly
+// what discovery found, and is used the second time.
+func TestDiscoveryCacheRoundTrips(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	d1, cached, err := CachedDiscovery("")
+	if err != nil || cached {
+		t.Fatalf("first: cached=%v err=%v", cached, err)
+	}
+	d2, cached, err := CachedDiscovery("")
+	if err != nil || !cached {
+		t.Fatalf("second: cached=%v err=%v", cached, err)
+	}
+	if len(d1.Funcs) != len(d2.Funcs) || d1.Untraceable != d2.Untraceable || d1.Source != d2.Source {
+		t.Fatalf("cache differs: %d/%d funcs", len(d1.Funcs), len(d2.Funcs))
+	}
+	for i := range d1.Funcs {
+		if d1.Funcs[i] != d2.Funcs[i] {
+			t.Fatalf("func %d: %+v vs %+v", i, d1.Funcs[i], d2.Funcs[i])
+		}
+	}
+}
+
+// BenchmarkDiscovery measures discovery without the cache.
+func BenchmarkDiscovery(b *testing.B) {
+	for b.Loop() {
+		if _, err := DiscoverSkbFuncs(""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDiscoveryCached measures discovery from the cache, as every run
+// after the first on a kernel build does.
+func BenchmarkDiscoveryCached(b *testing.B) {
+	b.Setenv("XDG_CACHE_HOME", b.TempDir())
+	if _, _, err := CachedDiscovery(""); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, cached, err := CachedDiscovery(""); err != nil || !cached {
+			b.Fatal(cached, err)
+		}
+	}
+}
