@@ -33,25 +33,35 @@ type Program struct {
 	SkbArg int
 	// Tracepoint is set when an skb: probe falls back to this tracepoint.
 	Tracepoint string
+	// Function is set when an skb: probe traces this function with fentry.
+	Function string
 	// Helper is set on the programs track() adds (HelperUntrack,
 	// HelperFollow); Probe and Spec are nil on those.
 	Helper string
 }
 
-// SkbTarget is a tracepoint an skb: probe falls back to where no function
-// backend can attach: its name, the skb's argument position, and the address
-// that `func` reads there (the kernel's __traceiter_NAME).
+// SkbTarget is one thing an skb: probe compiles a program for, when it is
+// not the kprobe form (one program per skb position, attached by the runtime
+// to many functions): a tracepoint it falls back to where no function
+// backend can attach, or a function for the fentry backend.
 type SkbTarget struct {
-	Name     string
-	SkbArg   int
+	Name string
+	// Fentry makes the target a function, traced with fentry.
+	Fentry bool
+	SkbArg int
+	// FuncAddr is what `func` reads on a tracepoint: the address of the
+	// kernel's __traceiter_NAME.
 	FuncAddr uint64
 }
 
 // Options configure code generation.
 type Options struct {
-	// SkbTracepoints, keyed by an skb: spec's glob, makes that spec compile
-	// to one tp_btf program per tracepoint instead of kprobe programs.
-	SkbTracepoints map[string][]SkbTarget
+	// SkbTargets, keyed by an skb: spec's glob, makes that spec compile to
+	// one program per target (tp_btf or fentry) instead of kprobe programs.
+	SkbTargets map[string][]SkbTarget
+	// SkbKprobeArgs, keyed by an skb: spec's glob, limits the kprobe form's
+	// programs to these skb positions (default: 0 to SkbArgs-1).
+	SkbKprobeArgs map[string][]int
 	// CPUs bounds the loops that read per-CPU maps in a program; 0 means
 	// this machine's possible CPUs.
 	CPUs int
@@ -86,11 +96,16 @@ func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 		for si, spec := range info.Probes[p].Specs {
 			name := fmt.Sprintf("p%d_%d", pi, si)
 			var targets []SkbTarget
-			switch tps, ok := opts.SkbTracepoints[spec.Spec.Target]; {
+			args, limited := opts.SkbKprobeArgs[spec.Spec.Target]
+			switch tps, ok := opts.SkbTargets[spec.Spec.Target]; {
 			case spec.Spec.Kind != lang.ProbeSkb:
 				targets = []SkbTarget{{SkbArg: -1}}
 			case ok:
 				targets = tps
+			case limited:
+				for _, a := range args {
+					targets = append(targets, SkbTarget{SkbArg: a})
+				}
 			default:
 				for a := 0; a < SkbArgs; a++ {
 					targets = append(targets, SkbTarget{SkbArg: a})
@@ -99,6 +114,8 @@ func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 			for i, tg := range targets {
 				n := name
 				switch {
+				case tg.Fentry:
+					n = fmt.Sprintf("%s_fn%d", name, i)
 				case tg.Name != "":
 					n = fmt.Sprintf("%s_tp%d", name, i)
 				case tg.SkbArg >= 0:
@@ -154,7 +171,7 @@ type gen struct {
 // funcIP puts the traced function's address in R0. A tp_btf program has no
 // trampoline for bpf_get_func_ip; there it is the tracepoint's address.
 func (g *gen) funcIP() {
-	if g.target.Name != "" {
+	if g.target.Name != "" && !g.target.Fentry {
 		g.emit(asm.LoadImm(asm.R0, int64(g.target.FuncAddr), asm.DWord))
 		return
 	}
@@ -194,6 +211,12 @@ func compileProbe(info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec
 		g.ctx = ctxRegs
 		ps.Type, ps.AttachTo = ebpf.Kprobe, spec.Spec.Target
 	case lang.ProbeSkb:
+		if tg.Fentry {
+			// The fentry backend: a program per function, typed arguments.
+			g.ctx = ctxArgs
+			ps.Type, ps.AttachType, ps.AttachTo = ebpf.Tracing, ebpf.AttachTraceFEntry, tg.Name
+			break
+		}
 		if tg.Name != "" {
 			// The tracepoint fallback: a tp_btf program on one tracepoint.
 			g.ctx = ctxArgs
@@ -250,7 +273,13 @@ func compileProbe(info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec
 		asm.Return(),
 	)
 	ps.Instructions = peephole(g.insns)
-	return &Program{Probe: p, Spec: spec, Name: name, Prog: ps, SkbArg: tg.SkbArg, Tracepoint: tg.Name}, nil
+	prog := &Program{Probe: p, Spec: spec, Name: name, Prog: ps, SkbArg: tg.SkbArg}
+	if tg.Fentry {
+		prog.Function = tg.Name
+	} else {
+		prog.Tracepoint = tg.Name
+	}
+	return prog, nil
 }
 
 // unsupportedError is a construct the generator does not handle yet.

@@ -6,6 +6,10 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf"
+
+	"github.com/skbtrace/skbtrace/check"
+	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/lang"
 )
 
 // suite is the load suite: scripts covering every construct the language
@@ -144,4 +148,64 @@ func checkStructure(t *testing.T, p *ebpf.ProgramSpec) {
 		t.Errorf("%s: instructions do not encode: %v", p.Name, err)
 	}
 	t.Logf("%s: fentry/fexit refused by this kernel; structure checked (%d instructions)", p.Name, len(p.Instructions))
+}
+
+// TestSkbProgramForms checks the programs skb: probes compile to for each
+// backend: kprobe form (one per skb position, which loads here, also as a
+// kprobe-multi program), and fentry (one per function, typed arguments).
+func TestSkbProgramForms(t *testing.T) {
+	btfOnce.Do(loadBTF)
+	const text = `skb:ip_rcv* /len > 0/ { @[func, dev] = count(); print(len) }`
+	script, err := lang.Parse(&lang.Source{Name: "t.st", Text: text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := check.Check(script, check.Options{BTF: btfSpec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kp, err := codegen.Compile(script, info, codegen.Options{SkbKprobeArgs: map[string][]int{"ip_rcv*": {0, 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kp.Programs) != 2 || kp.Programs[0].SkbArg != 0 || kp.Programs[1].SkbArg != 2 {
+		t.Fatalf("kprobe form: %d programs", len(kp.Programs))
+	}
+	for _, multi := range []bool{false, true} {
+		for _, p := range kp.Programs {
+			ps := p.Prog.Copy()
+			if multi {
+				ps.AttachType = ebpf.AttachTraceKprobeMulti
+			}
+			coll, err := ebpf.NewCollection(&ebpf.CollectionSpec{Maps: kp.Maps, Programs: map[string]*ebpf.ProgramSpec{p.Name: ps}})
+			if err != nil {
+				t.Fatalf("%s (multi %v): %v", p.Name, multi, err)
+			}
+			coll.Close()
+		}
+	}
+	fe, err := codegen.Compile(script, info, codegen.Options{SkbTargets: map[string][]codegen.SkbTarget{"ip_rcv*": {
+		{Name: "ip_rcv", Fentry: true, SkbArg: 0}, {Name: "ip_rcv_finish", Fentry: true, SkbArg: 2},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fe.Programs) != 2 {
+		t.Fatalf("fentry form: %d programs", len(fe.Programs))
+	}
+	for i, want := range []string{"ip_rcv", "ip_rcv_finish"} {
+		p := fe.Programs[i]
+		if p.Function != want || p.Prog.AttachTo != want || p.Prog.AttachType != ebpf.AttachTraceFEntry {
+			t.Errorf("program %d: function %q attach %q %v", i, p.Function, p.Prog.AttachTo, p.Prog.AttachType)
+		}
+		coll, err := ebpf.NewCollection(&ebpf.CollectionSpec{Maps: fe.Maps, Programs: map[string]*ebpf.ProgramSpec{p.Name: p.Prog}})
+		if errors.Is(err, os.ErrPermission) {
+			checkStructure(t, p.Prog)
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+		coll.Close()
+	}
 }

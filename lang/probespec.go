@@ -42,7 +42,8 @@ func (l *lowerer) spec(g *gSpec) *ProbeSpec {
 	switch k {
 	case ProbeTracepoint:
 		cat, name, ok := strings.Cut(rest, ":")
-		if !ok || cat == "" || name == "" || strings.ContainsAny(rest, "*?[") {
+		// A category of * stands for any: tracepoints attach by name.
+		if !ok || cat == "" || name == "" || strings.ContainsAny(name, "*?[") || (cat != "*" && strings.ContainsAny(cat, "*?[")) {
 			l.diags.Add(sp, "write tracepoint:CATEGORY:NAME, e.g. tracepoint:skb:kfree_skb", "invalid tracepoint %q", g.Text)
 		}
 		s.Category, s.Name = cat, name

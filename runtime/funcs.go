@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // btfDir holds vmlinux's BTF and each loaded module's.
@@ -88,7 +89,7 @@ func DiscoverSkbFuncs(vmlinuxPath string) (*Discovery, error) {
 	d := &Discovery{Source: tr.source}
 	seen := map[string]bool{}
 	for _, f := range all {
-		if seen[f.Name] {
+		if seen[f.Name] || tracingMachinery(f.Name) {
 			continue // static functions of the same name: attach by name once
 		}
 		seen[f.Name] = true
@@ -100,6 +101,17 @@ func DiscoverSkbFuncs(vmlinuxPath string) (*Discovery, error) {
 	}
 	sort.Slice(d.Funcs, func(i, j int) bool { return d.Funcs[i].Name < d.Funcs[j].Name })
 	return d, nil
+}
+
+// tracingMachinery reports whether a function is part of the tracepoints'
+// own machinery, which takes an skb only to pass it on to tracers.
+func tracingMachinery(name string) bool {
+	for _, p := range []string{"__bpf_trace_", "__probestub_", "__traceiter_", "perf_trace_", "trace_event_raw_event_", "trace_raw_output_"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // readTraceable reads the list of traceable functions: tracefs'

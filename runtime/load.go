@@ -19,7 +19,9 @@ import (
 func Load(out *codegen.Output, verbose bool) (*ebpf.Collection, error) {
 	cs := &ebpf.CollectionSpec{Maps: out.Maps, Programs: map[string]*ebpf.ProgramSpec{}}
 	for _, p := range out.Programs {
-		if p.Helper == "" {
+		// Helpers and fentry programs load one by one, later: one that
+		// fails costs itself only.
+		if p.Helper == "" && p.Function == "" {
 			cs.Programs[p.Name] = p.Prog
 		}
 	}
@@ -76,9 +78,9 @@ func Verified(coll *ebpf.Collection) map[string]uint32 {
 	return out
 }
 
-// LoadHelper loads one of track()'s helper programs, sharing the maps of
-// the loaded script.
-func LoadHelper(coll *ebpf.Collection, p *codegen.Program) (*ebpf.Program, error) {
+// LoadShared loads one program of a script after the rest, sharing the
+// maps of the loaded collection: track()'s helpers, fentry programs.
+func LoadShared(coll *ebpf.Collection, p *codegen.Program) (*ebpf.Program, error) {
 	cs := &ebpf.CollectionSpec{Programs: map[string]*ebpf.ProgramSpec{p.Name: p.Prog}, Maps: map[string]*ebpf.MapSpec{}}
 	repl := map[string]*ebpf.Map{}
 	for _, ins := range p.Prog.Instructions {

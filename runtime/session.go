@@ -37,7 +37,12 @@ type Session struct {
 	// stopTimers ends the interval probes; timers waits for them.
 	stopTimers chan struct{}
 	timers     sync.WaitGroup
+	// stats is what attaching skb: probes to functions came to.
+	stats *AttachStats
 }
+
+// FuncStats is what attaching skb: probes to functions came to, or nil.
+func (s *Session) FuncStats() *AttachStats { return s.stats }
 
 // Exited is closed when the script calls exit().
 func (s *Session) Exited() <-chan struct{} { return s.exited }
@@ -73,14 +78,26 @@ type Options struct {
 	// Warn receives what the session could not do but went on without,
 	// one line each (nil: discarded).
 	Warn func(format string, args ...any)
+	// Funcs says how skb: programs attach to kernel functions, when a
+	// function backend is in use.
+	Funcs *FuncAttach
 }
 
 // Start loads a compiled script, starts printing its records to w, and
 // attaches every program. On error, whatever was attached is detached again.
 func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (*Session, error) {
-	for _, p := range out.Programs {
-		if p.SkbArg >= 0 && p.Tracepoint == "" {
-			return nil, fmt.Errorf("%s: attaching skb: probes needs function discovery, which is not built yet; trace a tracepoint such as tracepoint:skb:kfree_skb, or one function with fentry:/kprobe:", p.Spec.Spec.Text)
+	for i, p := range out.Programs {
+		if p.SkbArg >= 0 && p.Tracepoint == "" && p.Function == "" {
+			if opts.Funcs == nil {
+				return nil, fmt.Errorf("%s: no function backend was chosen for skb: probes", p.Spec.Spec.Text)
+			}
+			if opts.Funcs.Backend == BackendKprobeMulti {
+				// kprobe-multi links take programs loaded for them.
+				cp := *p
+				cp.Prog = p.Prog.Copy()
+				cp.Prog.AttachType = ebpf.AttachTraceKprobeMulti
+				out.Programs[i] = &cp
+			}
 		}
 	}
 	coll, err := Load(out, opts.Verbose)
@@ -108,8 +125,8 @@ func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (*S
 		}
 	}
 	for _, p := range out.Programs {
-		if p.Helper != "" {
-			continue
+		if p.Helper != "" || p.Function != "" || (p.SkbArg >= 0 && p.Tracepoint == "") {
+			continue // helpers, and skb: programs on functions, come next
 		}
 		switch p.Spec.Spec.Kind {
 		case lang.ProbeBegin, lang.ProbeEnd, lang.ProbeInterval:
@@ -121,6 +138,14 @@ func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (*S
 			return nil, err
 		}
 		s.links = append(s.links, l)
+	}
+	if opts.Funcs != nil {
+		st, err := s.attachFuncs(opts.Funcs)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.stats = st
 	}
 	s.attachHelpers(opts.Warn)
 	if err := s.runAll(lang.ProbeBegin); err != nil {
@@ -176,6 +201,12 @@ func attach(p *codegen.Program, prog *ebpf.Program) (link.Link, error) {
 		return l, nil
 	case spec.Kind == lang.ProbeKprobe:
 		l, err := link.Kprobe(spec.Target, prog, nil)
+		if err != nil {
+			return nil, fmt.Errorf("attach %s: %w", spec.Text, explainAttach(err, "kprobe"))
+		}
+		return l, nil
+	case spec.Kind == lang.ProbeKretprobe:
+		l, err := link.Kretprobe(spec.Target, prog, nil)
 		if err != nil {
 			return nil, fmt.Errorf("attach %s: %w", spec.Text, explainAttach(err, "kprobe"))
 		}
@@ -274,7 +305,7 @@ func (s *Session) attachHelpers(warn func(string, ...any)) {
 		if p.Helper == "" {
 			continue
 		}
-		prog, err := LoadHelper(s.coll, p)
+		prog, err := LoadShared(s.coll, p)
 		var l link.Link
 		if err == nil {
 			l, err = link.AttachTracing(link.TracingOptions{Program: prog, AttachType: p.Prog.AttachType})

@@ -72,8 +72,16 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "skbtrace: -f takes text or json, not %q\n", o.format)
 		return 1
 	}
-	if o.listSet || o.tools {
-		fmt.Fprintln(stderr, "skbtrace: probe listing (-l) and bundled tools (--tools) are not built yet")
+	if o.listSet {
+		// -l takes its pattern after = (-l='ip_*') or as the next argument.
+		pattern := o.list
+		if args := fs.Args(); pattern == "*" && len(args) == 1 {
+			pattern = args[0]
+		}
+		return list(o, pattern, stdout, stderr)
+	}
+	if o.tools {
+		fmt.Fprintln(stderr, "skbtrace: bundled tools (--tools) are not built yet")
 		return 1
 	}
 	src, params, err := scriptSource(o, fs.Args())

@@ -9,10 +9,12 @@ import (
 	"os/exec"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/cilium/ebpf/btf"
+	"golang.org/x/sys/unix"
 
 	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/codegen"
@@ -32,7 +34,7 @@ func trace(o options, script *lang.Script, info *check.Info, spec *btf.Spec, std
 		}
 		limit = d
 	}
-	opts, err := skbBackend(o, script, spec, stderr)
+	opts, funcs, err := skbBackend(o, script, spec, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
 		return 1
@@ -55,13 +57,28 @@ func trace(o options, script *lang.Script, info *check.Info, spec *btf.Spec, std
 		defer f.Close()
 		w = f
 	}
-	sess, err := runtime.Start(out, info, w, runtime.Options{JSON: o.format == "json", Verbose: o.verbose,
+	if funcs != nil && isTerminal(stderr) {
+		funcs.Progress = stderr
+	}
+	started := time.Now()
+	sess, err := runtime.Start(out, info, w, runtime.Options{JSON: o.format == "json", Verbose: o.verbose, Funcs: funcs,
 		Warn: func(format string, args ...any) { fmt.Fprintf(stderr, "skbtrace: "+format+"\n", args...) }})
 	if err != nil {
 		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
 		return 1
 	}
 	defer sess.Close()
+	if st := sess.FuncStats(); st != nil {
+		if sum := st.Summary(); sum != "" {
+			fmt.Fprintf(stderr, "skbtrace: %s\n", sum)
+		}
+		if o.verbose {
+			fmt.Fprintf(stderr, "skbtrace: %d functions attached with %s in %v\n", st.Attached, st.Backend, st.Elapsed.Round(time.Millisecond))
+		}
+	}
+	if o.verbose {
+		fmt.Fprintf(stderr, "skbtrace: loaded and attached in %v\n", time.Since(started).Round(time.Millisecond))
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -125,11 +142,11 @@ func runCommand(ctx context.Context, command string, stderr io.Writer) int {
 	return 0
 }
 
-// skbBackend decides how skb: probes attach. Attaching them to kernel
-// functions (kprobe-multi, fentry, kprobe) is not built yet, so they use
-// the fallback SPEC.md gives for kernels where no function backend works:
-// every tracepoint that carries an sk_buff. It says so on stderr.
-func skbBackend(o options, script *lang.Script, spec *btf.Spec, stderr io.Writer) (codegen.Options, error) {
+// skbBackend decides how skb: probes attach: to the kernel functions that
+// discovery finds, with the backend --backend names or the fastest that
+// works (kprobe-multi, fentry, kprobe); where none works, to every
+// tracepoint that carries an sk_buff, which it says on stderr.
+func skbBackend(o options, script *lang.Script, spec *btf.Spec, stderr io.Writer) (codegen.Options, *runtime.FuncAttach, error) {
 	globs := map[string]bool{}
 	for _, p := range script.Probes {
 		for _, s := range p.Specs {
@@ -139,24 +156,95 @@ func skbBackend(o options, script *lang.Script, spec *btf.Spec, stderr io.Writer
 		}
 	}
 	if len(globs) == 0 {
-		return codegen.Options{}, nil
+		return codegen.Options{}, nil, nil
 	}
-	switch o.backend {
-	case "auto", "tracepoint":
-	case "kprobe-multi", "kprobe", "fentry":
-		return codegen.Options{}, fmt.Errorf("--backend %s: attaching skb: probes to kernel functions is not built yet; use --backend tracepoint", o.backend)
-	default:
-		return codegen.Options{}, fmt.Errorf("--backend takes auto, kprobe-multi, kprobe, fentry or tracepoint, not %q", o.backend)
+	var disc *runtime.Discovery
+	probe := func(b runtime.Backend) error {
+		if disc == nil {
+			d, _, err := runtime.CachedDiscovery(o.btfFile)
+			if err != nil {
+				return err
+			}
+			disc = d
+		}
+		if len(disc.Funcs) == 0 {
+			return fmt.Errorf("no traceable function takes a struct sk_buff *")
+		}
+		return runtime.ProbeBackend(b, probeTarget(disc))
+	}
+	backend, reasons, err := runtime.ChooseBackend(o.backend, probe)
+	if err != nil {
+		return codegen.Options{}, nil, err
+	}
+	if backend == runtime.BackendTracepoint {
+		return tracepointFallback(o, globs, reasons, spec, stderr)
+	}
+	opts := codegen.Options{SkbTargets: map[string][]codegen.SkbTarget{}, SkbKprobeArgs: map[string][]int{}}
+	fa := &runtime.FuncAttach{Backend: backend, Funcs: map[string][]runtime.SkbFunc{}}
+	for _, g := range slices.Sorted(maps.Keys(globs)) {
+		fns := disc.Match(g)
+		if len(fns) == 0 {
+			fmt.Fprintf(stderr, "skbtrace: skb:%s matches no traceable function with a struct sk_buff * argument; skipped\n", g)
+			continue
+		}
+		fa.Funcs[g] = fns
+		if backend == runtime.BackendFentry {
+			var tgs []codegen.SkbTarget
+			for _, f := range fns {
+				tgs = append(tgs, codegen.SkbTarget{Name: f.Name, Fentry: true, SkbArg: f.SkbArg})
+			}
+			opts.SkbTargets[g] = tgs
+			continue
+		}
+		seen := map[int]bool{}
+		for _, f := range fns {
+			if !seen[f.SkbArg] && f.SkbArg < codegen.SkbArgs {
+				seen[f.SkbArg] = true
+				opts.SkbKprobeArgs[g] = append(opts.SkbKprobeArgs[g], f.SkbArg)
+			}
+		}
+		slices.Sort(opts.SkbKprobeArgs[g])
+	}
+	return opts, fa, nil
+}
+
+// probeTarget is the function the backends are tried on: one every kernel
+// has where possible.
+func probeTarget(d *runtime.Discovery) string {
+	for _, f := range d.Funcs {
+		if f.Name == "kfree_skbmem" || f.Name == "ip_rcv" {
+			return f.Name
+		}
+	}
+	return d.Funcs[0].Name
+}
+
+// tracepointFallback attaches skb: probes to every tracepoint that carries
+// an sk_buff, saying why on stderr.
+func tracepointFallback(o options, globs map[string]bool, reasons []string, spec *btf.Spec, stderr io.Writer) (codegen.Options, *runtime.FuncAttach, error) {
+	if len(reasons) > 0 {
+		fmt.Fprintf(stderr, "skbtrace: no function backend works on this kernel, so skb: probes fall back to the tracepoints that carry an sk_buff. %s\n", strings.Join(reasons, "; "))
 	}
 	targets := runtime.ResolveSkbFallback(spec, globs)
 	for _, g := range slices.Sorted(maps.Keys(targets)) {
 		if len(targets[g]) == 0 {
 			// As bpftrace does with a probe that matches nothing: warn, and
 			// fail only if nothing at all is left to trace.
-			fmt.Fprintf(stderr, "skbtrace: skb:%s matches no tracepoint that carries an sk_buff; skipped (attaching to kernel functions is not built yet)\n", g)
+			fmt.Fprintf(stderr, "skbtrace: skb:%s matches no tracepoint that carries an sk_buff; skipped\n", g)
 			continue
 		}
-		fmt.Fprintf(stderr, "skbtrace: skb:%s attaches to the %d tracepoints that carry an sk_buff (attaching to kernel functions is not built yet)\n", g, len(targets[g]))
+		fmt.Fprintf(stderr, "skbtrace: skb:%s attaches to the %d tracepoints that carry an sk_buff\n", g, len(targets[g]))
 	}
-	return codegen.Options{SkbTracepoints: targets}, nil
+	return codegen.Options{SkbTargets: targets}, nil, nil
+}
+
+// isTerminal reports whether w is a terminal, where a progress line that
+// redraws itself makes sense.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }

@@ -164,6 +164,14 @@ func CName(t btf.Type) string {
 		return CName(t.Target) + " *"
 	case *btf.FuncProto:
 		return "function"
+	case *btf.Const:
+		return "const " + CName(t.Type)
+	case *btf.Volatile:
+		return "volatile " + CName(t.Type)
+	case *btf.Restrict:
+		return CName(t.Type)
+	case *btf.TypeTag:
+		return CName(t.Type)
 	}
 	return t.TypeName()
 }

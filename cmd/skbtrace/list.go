@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/skbtrace/skbtrace/lang/types"
+	"github.com/skbtrace/skbtrace/runtime"
+)
+
+// list prints the probes matching a pattern, as bpftrace -l does: the skb:
+// functions discovery finds, and the tracepoints that carry an sk_buff. The
+// pattern matches the whole probe (skb:ip_*) or the bare name (ip_*). With
+// -v, each line has the prototype and the skb's position.
+func list(o options, pattern string, stdout, stderr io.Writer) int {
+	d, _, err := runtime.CachedDiscovery(o.btfFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
+		return 1
+	}
+	var spec *btf.Spec
+	if o.verbose {
+		if spec, err = loadBTF(o.btfFile); err != nil {
+			fmt.Fprintf(stderr, "skbtrace: %v\n", err)
+			return 1
+		}
+	}
+	matches := func(probe, name string) bool {
+		a, _ := path.Match(pattern, probe)
+		b, _ := path.Match(pattern, name)
+		return a || b
+	}
+	n := 0
+	for _, f := range d.Funcs {
+		probe := "skb:" + f.Name
+		if !matches(probe, f.Name) {
+			continue
+		}
+		n++
+		if !o.verbose {
+			fmt.Fprintln(stdout, probe)
+			continue
+		}
+		fmt.Fprintf(stdout, "%s%s  [skb: arg%d]\n", probe, prototype(spec, f), f.SkbArg)
+	}
+	if spec == nil {
+		spec, err = loadBTF(o.btfFile)
+	}
+	if err == nil {
+		if tracepointCategory("kfree_skb") == "*" {
+			fmt.Fprintln(stderr, "skbtrace: tracefs is not mounted, so tracepoint categories show as * (a script may write * too); mount -t tracefs nodev /sys/kernel/tracing to see them")
+		}
+		for _, tp := range runtime.ResolveSkbFallback(spec, map[string]bool{"*": true})["*"] {
+			probe := "tracepoint:" + tracepointCategory(tp.Name) + ":" + tp.Name
+			if !matches(probe, tp.Name) {
+				continue
+			}
+			n++
+			if o.verbose {
+				probe += fmt.Sprintf("  [skb: args %d]", tp.SkbArg)
+			}
+			fmt.Fprintln(stdout, probe)
+		}
+	}
+	if n == 0 {
+		fmt.Fprintf(stderr, "skbtrace: no probe matches %q\n", pattern)
+		return 1
+	}
+	return 0
+}
+
+// prototype renders a function's parameters from BTF: (struct sk_buff *skb, ...).
+func prototype(spec *btf.Spec, f runtime.SkbFunc) string {
+	var fn *btf.Func
+	if spec.TypeByName(f.Name, &fn) != nil {
+		if f.Module != "" {
+			return "(in module " + f.Module + ")"
+		}
+		return "(...)"
+	}
+	proto, ok := fn.Type.(*btf.FuncProto)
+	if !ok {
+		return "(...)"
+	}
+	var ps []string
+	for _, p := range proto.Params {
+		ps = append(ps, strings.TrimSpace(types.CName(p.Type)+" "+p.Name))
+	}
+	return "(" + strings.ReplaceAll(strings.Join(ps, ", "), "* ", "*") + ")"
+}
+
+// tracepointCategory finds a tracepoint's category in tracefs' events
+// directory; where tracefs is not mounted it is shown as *.
+func tracepointCategory(name string) string {
+	for _, dir := range []string{"/sys/kernel/tracing/events", "/sys/kernel/debug/tracing/events"} {
+		m, _ := filepath.Glob(filepath.Join(dir, "*", name))
+		if len(m) > 0 {
+			return filepath.Base(filepath.Dir(m[0]))
+		}
+	}
+	return "*"
+}
