@@ -65,6 +65,12 @@ type Options struct {
 	// CPUs bounds the loops that read per-CPU maps in a program; 0 means
 	// this machine's possible CPUs.
 	CPUs int
+	// PerfEvents writes records to a perf event array instead of a ring
+	// buffer, for kernels before 5.8.
+	PerfEvents bool
+	// EventsBytes is the ring buffer's size, or each CPU's perf buffer's;
+	// 0 means 4 MiB (ring buffer) or 256 KiB (perf, per CPU).
+	EventsBytes int
 }
 
 // SkbArgs are the argument positions skb: programs are generated for: the
@@ -79,12 +85,15 @@ type Output struct {
 	Events   []*Event
 	// Lhist holds each lhist map's min, max and step, by script map name.
 	Lhist map[string][3]int64
+	// PerfBytes is each CPU's perf buffer size when records go to a perf
+	// event array (Options.PerfEvents); 0 with a ring buffer.
+	PerfBytes int
 }
 
 // Compile generates the programs of a checked script.
 func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 	out := &Output{Maps: map[string]*ebpf.MapSpec{}, Lhist: map[string][3]int64{}}
-	ms := &mapSet{info: info, specs: out.Maps, cpus: opts.CPUs}
+	ms := &mapSet{info: info, specs: out.Maps, cpus: opts.CPUs, perf: opts.PerfEvents, eventsBytes: opts.EventsBytes}
 	if ms.cpus == 0 {
 		n, err := ebpf.PossibleCPU()
 		if err != nil {
@@ -138,6 +147,9 @@ func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 	}
 	if usesTrack(info) {
 		trackHelpers(out)
+	}
+	if opts.PerfEvents {
+		out.PerfBytes = ms.perfBytes()
 	}
 	return out, nil
 }

@@ -16,8 +16,19 @@ const (
 	LostMap   = "lost"   // per-CPU count of records the ring buffer had no room for
 )
 
-// eventsBytes is the ring buffer's size: 4 MiB.
-const eventsBytes = 4 << 20
+// eventsBytes is the ring buffer's default size: 4 MiB; perfEventsBytes
+// each CPU's perf buffer's.
+const (
+	eventsBytes     = 4 << 20
+	perfEventsBytes = 256 << 10
+)
+
+func (ms *mapSet) perfBytes() int {
+	if ms.eventsBytes > 0 {
+		return ms.eventsBytes
+	}
+	return perfEventsBytes
+}
 
 // EventKind says which call a record comes from.
 type EventKind uint8
@@ -70,7 +81,20 @@ func (ms *mapSet) eventMaps() {
 	if _, ok := ms.specs[EventsMap]; ok {
 		return
 	}
-	ms.specs[EventsMap] = &ebpf.MapSpec{Name: EventsMap, Type: ebpf.RingBuf, MaxEntries: eventsBytes}
+	if ms.perf {
+		// One buffer per CPU; the runtime sizes them (perfBytes).
+		ms.specs[EventsMap] = &ebpf.MapSpec{Name: EventsMap, Type: ebpf.PerfEventArray, KeySize: 4, ValueSize: 4}
+	} else {
+		size := eventsBytes
+		if ms.eventsBytes > 0 {
+			// A ring buffer is a power of two of pages.
+			size = 4096
+			for size < ms.eventsBytes {
+				size *= 2
+			}
+		}
+		ms.specs[EventsMap] = &ebpf.MapSpec{Name: EventsMap, Type: ebpf.RingBuf, MaxEntries: uint32(size)}
+	}
 	ms.specs[LostMap] = &ebpf.MapSpec{Name: LostMap, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8, MaxEntries: 1}
 }
 
@@ -132,15 +156,29 @@ func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
 // the lost map.
 func (g *gen) submit(rec int16, size int) {
 	sent := g.label("sent")
-	g.emit(
-		asm.LoadMapPtr(asm.R1, 0).WithReference(EventsMap),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, int32(rec)),
-		asm.Mov.Imm(asm.R3, int32(size)),
-		asm.Mov.Imm(asm.R4, 0),
-		asm.FnRingbufOutput.Call(),
-		asm.JEq.Imm(asm.R0, 0, sent),
-	)
+	if g.maps.perf {
+		// bpf_perf_event_output(ctx, map, BPF_F_CURRENT_CPU, data, size)
+		g.emit(
+			asm.Mov.Reg(asm.R1, asm.R9),
+			asm.LoadMapPtr(asm.R2, 0).WithReference(EventsMap),
+			asm.LoadImm(asm.R3, 0xffffffff, asm.DWord),
+			asm.Mov.Reg(asm.R4, asm.RFP),
+			asm.Add.Imm(asm.R4, int32(rec)),
+			asm.Mov.Imm(asm.R5, int32(size)),
+			asm.FnPerfEventOutput.Call(),
+			asm.JEq.Imm(asm.R0, 0, sent),
+		)
+	} else {
+		g.emit(
+			asm.LoadMapPtr(asm.R1, 0).WithReference(EventsMap),
+			asm.Mov.Reg(asm.R2, asm.RFP),
+			asm.Add.Imm(asm.R2, int32(rec)),
+			asm.Mov.Imm(asm.R3, int32(size)),
+			asm.Mov.Imm(asm.R4, 0),
+			asm.FnRingbufOutput.Call(),
+			asm.JEq.Imm(asm.R0, 0, sent),
+		)
+	}
 	// No room: count the loss, so that it is reported, never silent. The
 	// record's first word, its id, is done with: it holds the zero key.
 	g.emit(zero8(rec)...)

@@ -20,6 +20,10 @@ type mapSet struct {
 	info  *check.Info
 	specs map[string]*ebpf.MapSpec
 	cpus  int // possible CPUs, for per-CPU reads
+	// perf sends records to a perf event array; eventsBytes sizes the
+	// buffer (0: the default).
+	perf        bool
+	eventsBytes int
 }
 
 // MapName is the eBPF name of a script map (`@` alone is "at").

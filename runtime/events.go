@@ -3,14 +3,12 @@ package runtime
 import (
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/netip"
 	"strings"
 	"time"
 
-	"github.com/cilium/ebpf/ringbuf"
 	"golang.org/x/sys/unix"
 
 	"github.com/skbtrace/skbtrace/codegen"
@@ -38,16 +36,13 @@ func newPrinter(w io.Writer, events []*codegen.Event, f *formatter, json bool) *
 }
 
 // readEvents prints records until the reader is flushed and drained, or closed.
-func (p *printer) readEvents(rd *ringbuf.Reader) error {
-	var rec ringbuf.Record
+func (p *printer) readEvents(rd eventReader) error {
 	for {
-		if err := rd.ReadInto(&rec); err != nil {
-			if errors.Is(err, ringbuf.ErrFlushed) || errors.Is(err, ringbuf.ErrClosed) {
-				return nil
-			}
+		rec, done, err := rd.next()
+		if done || err != nil {
 			return err
 		}
-		if err := p.record(rec.RawSample); err != nil {
+		if err := p.record(rec); err != nil {
 			return err
 		}
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
-	"github.com/cilium/ebpf/ringbuf"
 	"golang.org/x/sys/unix"
 
 	"github.com/skbtrace/skbtrace/check"
@@ -27,7 +26,9 @@ type Session struct {
 	links []link.Link
 	fmt   *formatter
 	// events reads the ring buffer; done reports the reader's end.
-	events *ringbuf.Reader
+	events eventReader
+	// perfLost keeps the perf reader's lost count after it is closed.
+	perfLost uint64
 	done   chan error
 	json   bool
 	w      io.Writer
@@ -107,10 +108,10 @@ func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (*S
 	s := &Session{out: out, info: info, coll: coll, fmt: newFormatter(), json: opts.JSON, w: w,
 		exited: make(chan struct{}), stopTimers: make(chan struct{})}
 	if m := coll.Maps[codegen.EventsMap]; m != nil {
-		rd, err := ringbuf.NewReader(m)
+		rd, err := newEventReader(m, out.PerfBytes)
 		if err != nil {
 			s.Close()
-			return nil, fmt.Errorf("open the ring buffer: %w", err)
+			return nil, err
 		}
 		s.events, s.done = rd, make(chan error, 1)
 		pr := newPrinter(w, out.Events, s.fmt, opts.JSON)
@@ -271,22 +272,24 @@ func (s *Session) Detach() error {
 		return err
 	}
 	err := <-s.done
+	s.perfLost = s.events.lost()
 	s.events.Close()
 	s.events = nil
 	return err
 }
 
-// Lost is how many records the programs could not write to the ring buffer.
+// Lost is how many records the programs could not write to the ring
+// buffer, or perf reported lost. Call it after Detach.
 func (s *Session) Lost() uint64 {
 	m := s.coll.Maps[codegen.LostMap]
 	if m == nil {
-		return 0
+		return s.perfLost
 	}
 	var perCPU []uint64
 	if err := m.Lookup(uint32(0), &perCPU); err != nil {
 		return 0
 	}
-	var n uint64
+	n := s.perfLost
 	for _, v := range perCPU {
 		n += v
 	}

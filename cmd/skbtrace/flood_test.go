@@ -1,56 +1,94 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
-	"net"
 	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
 
-// TestHelperFlood is not a test: run by -c with SKBTRACE_FLOOD set, it sends
-// that many datagrams to a closed loopback port, bounded to 20 seconds.
-func TestHelperFlood(t *testing.T) {
-	n, err := strconv.Atoi(os.Getenv("SKBTRACE_FLOOD"))
-	if err != nil {
-		t.Skip("helper for TestFloodLosesNothingSilently")
+// flood runs skbtrace as a child process on a printf-per-packet script
+// while the helper sends `sent` datagrams, and returns what was printed,
+// the loss skbtrace reported, and the child's peak RSS in KiB.
+func flood(t *testing.T, sent int, extra ...string) (printed, lost int, rssKB int64) {
+	t.Helper()
+	port := closedUDPPort(t)
+	helper := sendCommand(fmt.Sprintf("127.0.0.1:%d", port), sent, 5, 0)
+	script := fmt.Sprintf(`tracepoint:skb:kfree_skb /dport == %d/ { printf("%%u\n", len) }`, port)
+	args := append([]string{"-e", script, "-c", helper}, extra...)
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "SKBTRACE_ARGS="+strings.Join(args, "\x1f"))
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %s", err, errb.String())
 	}
-	port, _ := strconv.Atoi(os.Getenv("SKBTRACE_PORT"))
-	c, err := net.ListenPacket("udp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	printed = strings.Count(out.String(), "13\n")
+	if m := regexp.MustCompile(`(\d+) events lost`).FindStringSubmatch(errb.String()); m != nil {
+		lost, _ = strconv.Atoi(m[1])
 	}
-	defer c.Close()
-	dst := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port}
-	deadline := time.Now().Add(20 * time.Second)
-	for i := 0; i < n && time.Now().Before(deadline); i++ {
-		if _, err := c.WriteTo([]byte("flood"), dst); err != nil {
-			t.Fatal(err)
+	return printed, lost, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
+}
+
+// TestFloodLosesNothingSilently floods skbtrace with one event per packet,
+// with the ring buffer and with the perf buffer: every packet sent is
+// printed or counted in the loss report, and memory stays bounded.
+func TestFloodLosesNothingSilently(t *testing.T) {
+	const sent = 50000
+	for _, events := range []string{"ringbuf", "perf"} {
+		printed, lost, rss := flood(t, sent, "--events", events)
+		if printed+lost != sent {
+			t.Errorf("%s: sent %d, printed %d, reported lost %d", events, sent, printed, lost)
 		}
+		if rss > 200<<10 {
+			t.Errorf("%s: peak RSS %d MiB; want it bounded below 200 MiB", events, rss>>10)
+		}
+		t.Logf("%s: sent %d: printed %d, lost %d, peak RSS %d MiB", events, sent, printed, lost, rss>>10)
 	}
 }
 
-// TestFloodLosesNothingSilently floods skbtrace with one event per packet:
-// every packet sent is either printed or counted in the loss report.
-func TestFloodLosesNothingSilently(t *testing.T) {
-	const sent = 50000
-	port := closedUDPPort(t)
-	helper := fmt.Sprintf("SKBTRACE_FLOOD=%d SKBTRACE_PORT=%d %s -test.run='^TestHelperFlood$'", sent, port, os.Args[0])
-	script := fmt.Sprintf(`tracepoint:skb:kfree_skb /dport == %d/ { printf("%%u\n", len) }`, port)
-	code, out, errs := runCLI(t, "-e", script, "-c", helper)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
+// slowWriter holds up the first write, as a stuck terminal would, so that
+// the event buffer fills while nothing reads it.
+type slowWriter struct {
+	once sync.Once
+	buf  bytes.Buffer
+}
+
+func (w *slowWriter) Write(p []byte) (int, error) {
+	w.once.Do(func() { time.Sleep(time.Second) })
+	return w.buf.Write(p)
+}
+
+// TestForcedLossIsReported fills a small event buffer while the output is
+// stuck: events are lost, and every one is reported.
+func TestForcedLossIsReported(t *testing.T) {
+	const sent = 20000
+	for _, events := range []string{"ringbuf", "perf"} {
+		port := closedUDPPort(t)
+		helper := sendCommand(fmt.Sprintf("127.0.0.1:%d", port), sent, 5, 0)
+		script := fmt.Sprintf(`tracepoint:skb:kfree_skb /dport == %d/ { printf("%%u\n", len) }`, port)
+		out := &slowWriter{}
+		var errb bytes.Buffer
+		code := run([]string{"-e", script, "-c", helper, "--events", events, "--buffer-size", "4K"}, out, &errb)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", events, code, errb.String())
+		}
+		printed := strings.Count(out.buf.String(), "13\n")
+		m := regexp.MustCompile(`skbtrace: (\d+) events lost`).FindStringSubmatch(errb.String())
+		if m == nil {
+			t.Fatalf("%s: no loss reported though the output was stuck; printed %d of %d; stderr %s", events, printed, sent, errb.String())
+		}
+		lost, _ := strconv.Atoi(m[1])
+		if printed+lost != sent || lost == 0 {
+			t.Errorf("%s: sent %d, printed %d, reported lost %d", events, sent, printed, lost)
+		}
+		t.Logf("%s: sent %d: printed %d, lost %d", events, sent, printed, lost)
 	}
-	printed := strings.Count(out, "13\n")
-	lost := 0
-	if m := regexp.MustCompile(`(\d+) events lost`).FindStringSubmatch(errs); m != nil {
-		lost, _ = strconv.Atoi(m[1])
-	}
-	if printed+lost != sent {
-		t.Errorf("sent %d, printed %d, reported lost %d", sent, printed, lost)
-	}
-	t.Logf("sent %d: printed %d, lost %d", sent, printed, lost)
 }

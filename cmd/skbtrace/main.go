@@ -27,6 +27,8 @@ type options struct {
 	duration string
 	backend  string
 	btfFile  string
+	events   string
+	bufSize  string
 	tools    bool
 	version  bool
 }
@@ -51,6 +53,8 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.duration, "duration", "", "trace for `D` (e.g. 10s, 500ms), then exit")
 	fs.StringVar(&o.backend, "backend", "auto", "auto, kprobe-multi, kprobe, fentry or tracepoint")
 	fs.StringVar(&o.btfFile, "btf", "", "kernel BTF `FILE` for kernels without /sys/kernel/btf/vmlinux")
+	fs.StringVar(&o.events, "events", "auto", "where events go: auto, ringbuf, or perf (a perf buffer, for kernels before 5.8)")
+	fs.StringVar(&o.bufSize, "buffer-size", "", "event buffer `SIZE` (e.g. 64K, 8M): the ring buffer, or each CPU's perf buffer")
 	fs.BoolVar(&o.tools, "tools", false, "list the bundled tools")
 	fs.BoolVar(&o.version, "version", false, "print the version")
 	fs.Usage = func() {}

@@ -2,45 +2,9 @@ package main
 
 import (
 	"fmt"
-	"net"
-	"os"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 )
-
-// TestHelperSendMarked is not a test: run by -c with SKBTRACE_SEND_MARKED
-// set, it sends that many datagrams marked 0xdeadbeef (SO_MARK) to a closed
-// loopback port, and as many unmarked ones.
-func TestHelperSendMarked(t *testing.T) {
-	n, err := strconv.Atoi(os.Getenv("SKBTRACE_SEND_MARKED"))
-	if err != nil {
-		t.Skip("helper for TestSpecOneLiner")
-	}
-	port, _ := strconv.Atoi(os.Getenv("SKBTRACE_PORT"))
-	dst := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port}
-	for _, mark := range []int{0xdeadbeef, 0} {
-		c, err := net.ListenPacket("udp4", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw, _ := c.(*net.UDPConn).SyscallConn()
-		var serr error
-		raw.Control(func(fd uintptr) {
-			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_MARK, mark)
-		})
-		if serr != nil {
-			t.Fatal(serr)
-		}
-		for i := 0; i < n; i++ {
-			if _, err := c.WriteTo([]byte("marked!"), dst); err != nil {
-				t.Fatal(err)
-			}
-		}
-		c.Close()
-	}
-}
 
 // TestSpecOneLiner runs SPEC.md's one-liner exactly as written, on packets
 // marked 0xdeadbeef and on unmarked ones: only the marked packets print,
@@ -48,7 +12,8 @@ func TestHelperSendMarked(t *testing.T) {
 func TestSpecOneLiner(t *testing.T) {
 	const sent = 2
 	port := closedUDPPort(t)
-	helper := fmt.Sprintf("SKBTRACE_SEND_MARKED=%d SKBTRACE_PORT=%d %s -test.run='^TestHelperSendMarked$'", sent, port, os.Args[0])
+	dst := fmt.Sprintf("127.0.0.1:%d", port)
+	helper := sendCommand(dst, sent, 7, 0xdeadbeef) + " && " + sendCommand(dst, sent, 7, 0)
 	code, out, errs := runCLI(t, "-e", "skb:* /mark==0xdeadbeef/ < print(len, dev) >", "-c", helper)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -35,6 +36,9 @@ func trace(o options, script *lang.Script, info *check.Info, spec *btf.Spec, std
 		limit = d
 	}
 	opts, funcs, err := skbBackend(o, script, spec, stderr)
+	if err == nil {
+		err = eventOptions(o, &opts)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
 		return 1
@@ -247,4 +251,47 @@ func isTerminal(w io.Writer) bool {
 	}
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
+}
+
+// eventOptions applies --events and --buffer-size: a ring buffer where the
+// kernel has one, else a perf buffer, said on stderr by the caller's -v.
+func eventOptions(o options, opts *codegen.Options) error {
+	switch o.events {
+	case "auto":
+		opts.PerfEvents = !runtime.HaveRingBuffer()
+	case "ringbuf":
+		if !runtime.HaveRingBuffer() {
+			return fmt.Errorf("--events ringbuf: this kernel has no BPF ring buffer (Linux 5.8 or later); use --events perf")
+		}
+	case "perf":
+		opts.PerfEvents = true
+	default:
+		return fmt.Errorf("--events takes auto, ringbuf or perf, not %q", o.events)
+	}
+	if o.bufSize != "" {
+		n, err := parseSize(o.bufSize)
+		if err != nil || n < 4096 || n > 1<<30 {
+			return fmt.Errorf("--buffer-size takes a size from 4K to 1G, such as 64K or 8M, not %q", o.bufSize)
+		}
+		opts.EventsBytes = int(n)
+	}
+	return nil
+}
+
+// parseSize reads 4096, 64K, 8M or 1G.
+func parseSize(s string) (int64, error) {
+	mult := int64(1)
+	switch strings.ToUpper(s[len(s)-1:]) {
+	case "K":
+		mult = 1 << 10
+	case "M":
+		mult = 1 << 20
+	case "G":
+		mult = 1 << 30
+	}
+	if mult > 1 {
+		s = s[:len(s)-1]
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n * mult, err
 }
