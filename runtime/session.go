@@ -29,9 +29,9 @@ type Session struct {
 	events eventReader
 	// perfLost keeps the perf reader's lost count after it is closed.
 	perfLost uint64
-	done   chan error
-	json   bool
-	w      io.Writer
+	done     chan error
+	json     bool
+	w        io.Writer
 	// exited is closed when a program calls exit().
 	exited   chan struct{}
 	exitOnce sync.Once
