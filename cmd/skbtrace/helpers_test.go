@@ -31,7 +31,7 @@ func TestMain(m *testing.M) {
 // sendCommand is a shell command, for -c, that sends count UDP datagrams of
 // size bytes to addr (host:port), each with the firewall mark (SO_MARK).
 func sendCommand(addr string, count, size int, mark uint32) string {
-	return fmt.Sprintf("SKBTRACE_SEND=%s,%d,%d,%d %s", addr, count, size, mark, os.Args[0])
+	return fmt.Sprintf("env SKBTRACE_SEND=%s,%d,%d,%d %s", addr, count, size, mark, os.Args[0])
 }
 
 // send implements sendCommand, bounded to 20 seconds.
