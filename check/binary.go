@@ -63,6 +63,13 @@ func (c *checker) binary(e *lang.BinaryExpr) types.Type {
 // `proto == tcp` tests the L4 protocol, and an enum compared with a string
 // compares with the enumerator of that name (`reason == "NO_SOCKET"`).
 func (c *checker) equality(e *lang.BinaryExpr, x, y types.Type) types.Type {
+	// A parameter compared with a string is its text: `$1 == "-c"` is
+	// false, not an error, when $1 is missing or a number.
+	if x.IsInt() && y.Kind == types.String {
+		x = c.paramAsString(e.X, x)
+	} else if y.IsInt() && x.Kind == types.String {
+		y = c.paramAsString(e.Y, y)
+	}
 	switch {
 	case x.IsInt() && y.IsInt():
 		c.protoLayer(e.X, x, e.Y, y)
@@ -129,8 +136,8 @@ func (c *checker) enumName(s lang.Expr, et types.Type) {
 	c.errorf(s, didYouMean(k.Str, names), "%q is not a value of enum %s", k.Str, en.Name)
 }
 
-// EnumPrefix is the longest prefix, ending in an underscore, that most of an
-// enum's values share: SKB_DROP_REASON_ for skb_drop_reason. Scripts and
+// EnumPrefix is the longest prefix, ending in an underscore, that all but a
+// couple of an enum's values share: SKB_DROP_REASON_ for skb_drop_reason. Scripts and
 // output leave it out, as the kernel's own tracepoint output does.
 func EnumPrefix(en *btf.Enum) string {
 	if len(en.Values) == 0 {
@@ -149,9 +156,27 @@ func EnumPrefix(en *btf.Enum) string {
 				n++
 			}
 		}
-		if n*2 > len(en.Values) {
+		// All but a couple of odd ones (SKB_NOT_DROPPED_YET, SKB_CONSUMED):
+		// a prefix of only half would cut sk_rst_reason's MPTCP_ names.
+		if n >= len(en.Values)-2 && n*2 > len(en.Values) {
 			best = p
 		}
 	}
 	return best
+}
+
+// paramAsString retypes a positional parameter as a string constant.
+func (c *checker) paramAsString(e lang.Expr, t types.Type) types.Type {
+	p, ok := lang.Unparen(e).(*lang.PosParam)
+	if !ok || p.Count {
+		return t
+	}
+	v, _ := c.param(p.N)
+	c.info.Consts[p] = Const{Str: v, IsStr: true}
+	st := types.Str(max(len(v)+1, 16))
+	c.info.Types[p] = st
+	if e != lang.Expr(p) {
+		c.info.Types[e] = st
+	}
+	return st
 }

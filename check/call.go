@@ -109,7 +109,7 @@ func (cc *callCtx) Errorf(i int, hint, format string, args ...any) {
 // printable reports whether a value can be printed by print() or %s.
 func printable(t types.Type) bool {
 	switch t.Kind {
-	case types.Int, types.String, types.Addr, types.Ptr, types.Stack:
+	case types.Int, types.String, types.Addr, types.Ptr, types.Stack, types.Endpoint:
 		return true
 	}
 	return false

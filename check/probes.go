@@ -3,6 +3,7 @@ package check
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/cilium/ebpf/btf"
 
@@ -198,15 +199,28 @@ func (c *checker) namedTracepointProto(name string, proto *btf.FuncProto) *btf.F
 	var fn *btf.Func
 	if err := c.opts.BTF.TypeByName("__bpf_trace_"+name, &fn); err == nil {
 		if p, ok := fn.Type.(*btf.FuncProto); ok && sameParamTypes(p, proto) {
-			return p
+			return plainNames(p)
 		}
 	}
 	for _, p := range indexOf(c.opts.BTF).classProtos {
 		if sameParamTypes(p, proto) {
-			return p
+			return plainNames(p)
 		}
 	}
 	return proto
+}
+
+// plainNames drops the verifier annotations of parameter names: the
+// kernel writes a tracepoint's possibly-NULL skb as skb__nullable, a user
+// writes args.skb.
+func plainNames(p *btf.FuncProto) *btf.FuncProto {
+	cp := *p
+	cp.Params = make([]btf.FuncParam, len(p.Params))
+	for i, fp := range p.Params {
+		fp.Name = strings.TrimSuffix(fp.Name, "__nullable")
+		cp.Params[i] = fp
+	}
+	return &cp
 }
 
 func sameParamTypes(a, b *btf.FuncProto) bool {

@@ -117,7 +117,7 @@ func (c *checker) assign(s *lang.AssignStmt) {
 // storable reports whether a variable or map value can hold t.
 func storable(t types.Type) bool {
 	switch t.Kind {
-	case types.Int, types.String, types.Addr, types.Ptr, types.Stack:
+	case types.Int, types.String, types.Addr, types.Ptr, types.Stack, types.Endpoint:
 		return true
 	}
 	return false

@@ -112,7 +112,7 @@ func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
 	}
 	for _, a := range args {
 		t := g.info.Types[a]
-		if !inReg(t) && t.Kind != types.String && t.Kind != types.Addr {
+		if !inReg(t) && t.Kind != types.String && t.Kind != types.Addr && t.Kind != types.Endpoint {
 			return unsupported(a, "printing a "+t.String())
 		}
 		size := SlotSize(t)

@@ -58,6 +58,14 @@ func (g *gen) expr(e lang.Expr) error {
 		if err := g.loadArg(asm.R0, idx); err != nil {
 			return err
 		}
+		if t.Kind == types.Ptr && g.ctx == ctxArgs {
+			// A typed pointer argument may be NULL, and the verifier allows
+			// no arithmetic on it until it is checked: check it here, so
+			// that it is a valid pointer or the number 0 from now on.
+			ok := g.label("nonnull")
+			g.emit(asm.JNE.Imm(asm.R0, 0, ok), asm.Mov.Imm(asm.R0, 0))
+			g.mark(ok)
+		}
 		g.fit(asm.R0, t)
 		return g.vs.push(asm.R0)
 	}
@@ -91,6 +99,13 @@ func (g *gen) expr(e lang.Expr) error {
 		case "ksym", "hex", "tcp_state":
 			// Only the printing differs: the type says how.
 			return g.expr(e.Args[0])
+		case "ntohs", "ntohl":
+			if err := g.expr(e.Args[0]); err != nil {
+				return err
+			}
+			g.vs.pop(asm.R0)
+			g.emit(asm.HostTo(asm.BE, asm.R0, sizeOf(t.Size)))
+			return g.vs.push(asm.R0)
 		}
 		return unsupported(e, e.Name+"()")
 	}
@@ -120,8 +135,11 @@ func (g *gen) field(e *lang.Ident, f *stdlib.Field) error {
 	return unsupported(e, f.Name)
 }
 
-// skbPtr pushes the skb pointer.
-func (g *gen) skbPtr() error {
+// skbPtr pushes the skb pointer; a NULL skb ends the event.
+func (g *gen) skbPtr() error { return g.skbPtrOr(exitLabel) }
+
+// skbPtrOr pushes the skb pointer, jumping to label where it is NULL.
+func (g *gen) skbPtrOr(label string) error {
 	arg := g.skbArg
 	if g.spec.SkbParam >= 0 {
 		arg = g.spec.Params[g.spec.SkbParam].Index
@@ -134,7 +152,7 @@ func (g *gen) skbPtr() error {
 	}
 	// Some tracepoints may pass a NULL skb, and the verifier allows no
 	// arithmetic on such a pointer before a check. No skb, nothing to trace.
-	g.emit(asm.JEq.Imm(asm.R0, 0, exitLabel))
+	g.emit(asm.JEq.Imm(asm.R0, 0, label))
 	return g.vs.push(asm.R0)
 }
 
@@ -149,7 +167,7 @@ func (g *gen) context(e *lang.Ident, f *stdlib.Field) error {
 		} else {
 			g.fit(asm.R0, types.U32)
 		}
-	case "nsecs":
+	case "nsecs", "time":
 		g.emit(asm.FnKtimeGetNs.Call())
 	case "elapsed":
 		// Now less the start time, which the runtime stores before BEGIN.

@@ -76,7 +76,9 @@ func (g *gen) parseIP() error {
 	if err != nil {
 		return err
 	}
-	if err := g.skbPtr(); err != nil {
+	// Parsed ahead of the code that reads it, which a NULL check may guard:
+	// a NULL skb has no IP header, and ends nothing.
+	if err := g.skbPtrOr(none); err != nil {
 		return err
 	}
 	g.vs.pop(asm.R3)
@@ -133,6 +135,9 @@ func (g *gen) header(f *stdlib.Field) error {
 	switch {
 	case f.Src.Layer == 3 && f.Name == "l4proto":
 		// 0 where there is no IP header.
+		return g.vs.push(asm.R0)
+	case f.Src.Layer == 3 && f.Name == "ipver":
+		g.emit(asm.LoadMem(asm.R0, asm.RFP, sl.version, asm.DWord))
 		return g.vs.push(asm.R0)
 	case f.Src.Layer == 4:
 		if f.Src.TCPOnly {

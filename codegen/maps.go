@@ -406,7 +406,7 @@ func (g *gen) histCount(m *lang.MapExpr, spec *ebpf.MapSpec) error {
 // storableValue reports whether a plain (not aggregated) map value of type
 // t is compiled: integers, pointers, stack ids, strings and addresses.
 func storableValue(t types.Type) bool {
-	return inReg(t) || t.Kind == types.String || t.Kind == types.Addr
+	return inReg(t) || t.Kind == types.String || t.Kind == types.Addr || t.Kind == types.Endpoint
 }
 
 // mapRead pushes the value of `@m[k...]`: 0 when absent. A per-CPU

@@ -16,8 +16,34 @@ func SlotSize(t types.Type) int {
 		return (t.Size + 7) &^ 7
 	case types.Addr:
 		return AddrSize
+	case types.Endpoint:
+		return EndpointSize
 	}
 	return 8
+}
+
+// EndpointSize is the size of an endpoint value: an address (AddrSize
+// bytes), then the port as a u64.
+const EndpointSize = AddrSize + 8
+
+// endpointInto writes endpoint(addr, port) at the zeroed slot at.
+func (g *gen) endpointInto(e lang.Expr) func(at int16) error {
+	return func(at int16) error {
+		c, ok := lang.Unparen(e).(*lang.CallExpr)
+		if !ok || c.Name != "endpoint" {
+			return unsupported(e, "this endpoint")
+		}
+		if err := g.into(c.Args[0], at, AddrSize); err != nil {
+			return err
+		}
+		if err := g.expr(c.Args[1]); err != nil {
+			return err
+		}
+		g.vs.pop(asm.R0)
+		g.fit(asm.R0, types.U16)
+		g.emit(asm.StoreMem(asm.RFP, at+AddrSize, asm.R0, asm.DWord))
+		return nil
+	}
 }
 
 // inReg reports whether values of t are computed in a register: integers,
@@ -52,6 +78,8 @@ func (g *gen) into(e lang.Expr, at int16, size int) error {
 		return g.stringInto(e, at, size)
 	case types.Addr:
 		return g.addrValueInto(e, at)
+	case types.Endpoint:
+		return g.endpointInto(e)(at)
 	}
 	return unsupported(e, "a "+t.String()+" value")
 }

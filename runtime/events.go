@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/skbtrace/skbtrace/codegen"
 )
 
@@ -27,12 +25,7 @@ type printer struct {
 }
 
 func newPrinter(w io.Writer, events []*codegen.Event, f *formatter, json bool) *printer {
-	var ts unix.Timespec
-	boot := time.Now()
-	if unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) == nil {
-		boot = boot.Add(-time.Duration(ts.Nano()))
-	}
-	return &printer{w: w, events: events, fmt: f, boot: boot, json: json}
+	return &printer{w: w, events: events, fmt: f, boot: f.boot, json: json}
 }
 
 // readEvents prints records until the reader is flushed and drained, or closed.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
@@ -26,6 +27,8 @@ type formatter struct {
 	// stacks is the stack trace map kstack values index, if the script
 	// has one.
 	stacks *ebpf.Map
+	// boot is the wall-clock time of monotonic zero, for time values.
+	boot time.Time
 }
 
 // value formats a value of any type from its bytes in a record or map
@@ -39,6 +42,12 @@ func (f *formatter) value(t types.Type, raw []byte) string {
 		return string(raw)
 	case types.Addr:
 		return formatAddr(raw)
+	case types.Endpoint:
+		port := binary.LittleEndian.Uint64(raw[codegen.AddrSize:])
+		if raw[16] == 6 {
+			return fmt.Sprintf("[%s]:%d", formatAddr(raw), port)
+		}
+		return fmt.Sprintf("%s:%d", formatAddr(raw), port)
 	case types.Stack:
 		var out strings.Builder
 		for _, fr := range f.stack(int64(binary.LittleEndian.Uint64(raw))) {
@@ -106,7 +115,12 @@ func isBPFFrame(name string) bool {
 }
 
 func newFormatter() *formatter {
-	return &formatter{enumNames: map[*btf.Enum]map[uint64]string{}}
+	var ts unix.Timespec
+	boot := time.Now()
+	if unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) == nil {
+		boot = boot.Add(-time.Duration(ts.Nano()))
+	}
+	return &formatter{enumNames: map[*btf.Enum]map[uint64]string{}, boot: boot}
 }
 
 // nameOf maps a constant's value to its name for a format, from stdlib's table.
@@ -128,6 +142,8 @@ func (f *formatter) formatInt(v uint64, t types.Type) string {
 		return strconv.FormatBool(v != 0)
 	case types.FmtKsym:
 		return f.ksyms.name(v)
+	case types.FmtTime:
+		return f.boot.Add(time.Duration(v)).Format("15:04:05")
 	case types.FmtTCPState:
 		if v < uint64(len(tcpStates)) && tcpStates[v] != "" {
 			return tcpStates[v]
@@ -175,5 +191,5 @@ func (f *formatter) enumName(en *btf.Enum, v uint64) (string, bool) {
 }
 
 // tcpStates names the kernel's TCP states (include/net/tcp_states.h).
-var tcpStates = []string{"", "ESTABLISHED", "SYN_SENT", "SYN_RECV", "FIN_WAIT1", "FIN_WAIT2", "TIME_WAIT",
+var tcpStates = []string{"-", "ESTABLISHED", "SYN_SENT", "SYN_RECV", "FIN_WAIT1", "FIN_WAIT2", "TIME_WAIT",
 	"CLOSE", "CLOSE_WAIT", "LAST_ACK", "LISTEN", "CLOSING", "NEW_SYN_RECV", "BOUND_INACTIVE"}

@@ -176,6 +176,17 @@ var Funcs = []*Func{
 		}
 		return types.Type{Kind: types.Int, Size: 1, Fmt: types.FmtTCPState}
 	}},
+	{Name: "endpoint", Sig: "endpoint(address, port)", Doc: "an address and a port, printed as 10.0.0.1:80 or [fd00::1]:80", Infer: func(c Call) types.Type {
+		if arity(c, "endpoint(address, port)", 2, 2) {
+			if t := c.Arg(0); t.Kind != types.Addr && t.Kind != types.Invalid {
+				c.Errorf(0, "e.g. endpoint(saddr, sport)", "endpoint needs an address, got %s", t)
+			}
+			intArg(c, 1, "endpoint's port")
+		}
+		return types.Type{Kind: types.Endpoint, Size: 32}
+	}},
+	swap("ntohs", types.U16),
+	swap("ntohl", types.U32),
 	{Name: "hex", Sig: "hex(value)", Doc: "prints an integer in hexadecimal", Infer: func(c Call) types.Type {
 		if arity(c, "hex(value)", 1, 1) && intArg(c, 0, "hex") {
 			t := c.Arg(0)
@@ -184,6 +195,18 @@ var Funcs = []*Func{
 		}
 		return types.U64
 	}},
+}
+
+// swap is ntohs or ntohl: a network-order integer read from a kernel struct
+// (skc_dport, a __be16) in host order.
+func swap(name string, t types.Type) *Func {
+	sig := name + "(value)"
+	return &Func{Name: name, Sig: sig, Doc: "converts a network-order integer to host order", Infer: func(c Call) types.Type {
+		if arity(c, sig, 1, 1) {
+			intArg(c, 0, name)
+		}
+		return t
+	}}
 }
 
 var funcIndex = byName(Funcs, func(f *Func) string { return f.Name })

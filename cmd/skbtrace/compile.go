@@ -77,7 +77,11 @@ func dumpCode(o options, script *lang.Script, info *check.Info, stdout, stderr i
 		coll.Close()
 	}
 	for _, p := range out.Programs {
-		fmt.Fprintf(stdout, "\nprogram %s: %s (%s, %d instructions", p.Name, p.Spec.Spec.Text, p.Prog.Type, len(p.Prog.Instructions))
+		what := "track() helper on " + p.Prog.AttachTo
+		if p.Spec != nil {
+			what = p.Spec.Spec.Text
+		}
+		fmt.Fprintf(stdout, "\nprogram %s: %s (%s, %d instructions", p.Name, what, p.Prog.Type, len(p.Prog.Instructions))
 		if n, ok := verified[p.Name]; ok {
 			fmt.Fprintf(stdout, ", verifier processed %d", n)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,6 +19,20 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv("SKBTRACE_SEND"); spec != "" {
 		if err := send(spec); err != nil {
 			fmt.Fprintln(os.Stderr, "send:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	if spec := os.Getenv("SKBTRACE_SERVE"); spec != "" {
+		if err := serveThenDrop(spec); err != nil {
+			fmt.Fprintln(os.Stderr, "serve:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	if spec := os.Getenv("SKBTRACE_STALL"); spec != "" {
+		if err := stall(spec); err != nil {
+			fmt.Fprintln(os.Stderr, "stall:", err)
 			os.Exit(1)
 		}
 		os.Exit(0)
@@ -76,4 +91,90 @@ func send(spec string) error {
 		}
 	}
 	return nil
+}
+
+// serveThenDrop accepts one TCP connection on addr (host:port), then stops
+// answering: an nftables rule drops what the peer sends to the port. It
+// holds the connection for at most 10 seconds. Run it in the receiver's
+// namespace.
+func serveThenDrop(addr string) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	l.(*net.TCPListener).SetDeadline(time.Now().Add(10 * time.Second))
+	c, err := l.Accept()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_, port, _ := net.SplitHostPort(addr)
+	for _, rule := range []string{
+		"add table inet skbtrace_test",
+		"add chain inet skbtrace_test in { type filter hook input priority 0 ; policy accept ; }",
+		"add rule inet skbtrace_test in tcp dport " + port + " drop",
+	} {
+		if out, err := exec.Command("nft", strings.Fields(rule)...).CombinedOutput(); err != nil {
+			return fmt.Errorf("nft %s: %v: %s", rule, err, out)
+		}
+	}
+	time.Sleep(10 * time.Second)
+	return nil
+}
+
+// stall connects to addr, waits for the peer to stop answering, sends 100
+// bytes, and keeps the connection for hold milliseconds while TCP
+// retransmits. It writes the kernel's RetransSegs count over that time
+// (from /proc/net/snmp) to the file out.
+func stall(spec string) error {
+	f := strings.Split(spec, ",")
+	if len(f) != 3 {
+		return fmt.Errorf("bad SKBTRACE_STALL %q", spec)
+	}
+	hold, _ := strconv.Atoi(f[1])
+	c, err := net.DialTimeout("tcp", f[0], 5*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	time.Sleep(300 * time.Millisecond) // the peer installs its drop rule
+	before, err := retransSegs()
+	if err != nil {
+		return err
+	}
+	if _, err := c.Write(make([]byte, 100)); err != nil {
+		return err
+	}
+	time.Sleep(time.Duration(hold) * time.Millisecond)
+	after, err := retransSegs()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(f[2], []byte(strconv.Itoa(after-before)), 0o644)
+}
+
+// retransSegs reads Tcp: RetransSegs from /proc/net/snmp.
+func retransSegs() (int, error) {
+	b, err := os.ReadFile("/proc/net/snmp")
+	if err != nil {
+		return 0, err
+	}
+	var names []string
+	for _, line := range strings.Split(string(b), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 || fields[0] != "Tcp:" {
+			continue
+		}
+		if names == nil {
+			names = fields
+			continue
+		}
+		for i, n := range names {
+			if n == "RetransSegs" && i < len(fields) {
+				return strconv.Atoi(fields[i])
+			}
+		}
+	}
+	return 0, fmt.Errorf("no RetransSegs in /proc/net/snmp")
 }

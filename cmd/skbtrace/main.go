@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/scripts"
 )
 
 // version is set by the Makefile with -ldflags.
@@ -85,8 +86,10 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		return list(o, pattern, stdout, stderr)
 	}
 	if o.tools {
-		fmt.Fprintln(stderr, "skbtrace: bundled tools (--tools) are not built yet")
-		return 1
+		for _, t := range scripts.All() {
+			fmt.Fprintf(stdout, "%-12s %s\n", t.Name, t.Summary)
+		}
+		return 0
 	}
 	src, params, err := scriptSource(o, fs.Args())
 	if err != nil {
@@ -128,6 +131,9 @@ func scriptSource(o options, args []string) (*lang.Source, []string, error) {
 		return &lang.Source{Name: name, Text: string(text)}, args[1:], nil
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, nil, err
+	}
+	if t, ok := scripts.Lookup(name); ok {
+		return &lang.Source{Name: t.Name + ".st", Text: t.Text}, args[1:], nil
 	}
 	return nil, nil, fmt.Errorf("no script file or bundled tool named %q (see --tools)", name)
 }

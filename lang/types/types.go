@@ -14,19 +14,20 @@ type Kind uint8
 
 // The kinds of values.
 const (
-	Invalid Kind = iota
-	Void         // a call made for its effect
-	Int          // an integer: Size 1, 2, 4 or 8 bytes, Signed
-	String       // a NUL-padded string of Size bytes
-	Addr         // an IPv4 or IPv6 address
-	CIDR         // an address prefix literal, only on the right of `in`
-	Ptr          // a kernel pointer; BTF is the pointee
-	Struct       // a struct or union reached by `.`/`->`; BTF is the type
-	Array        // a BTF array; BTF is the *btf.Array
-	Stack        // a kernel stack (kstack)
-	Agg          // an aggregation (count(), hist()...) assigned to a map
-	Args         // the probe's `args`, only before `.NAME`
-	MapRef       // a whole map, as an argument of print/clear
+	Invalid  Kind = iota
+	Void          // a call made for its effect
+	Int           // an integer: Size 1, 2, 4 or 8 bytes, Signed
+	String        // a NUL-padded string of Size bytes
+	Addr          // an IPv4 or IPv6 address
+	CIDR          // an address prefix literal, only on the right of `in`
+	Ptr           // a kernel pointer; BTF is the pointee
+	Struct        // a struct or union reached by `.`/`->`; BTF is the type
+	Array         // a BTF array; BTF is the *btf.Array
+	Stack         // a kernel stack (kstack)
+	Agg           // an aggregation (count(), hist()...) assigned to a map
+	Args          // the probe's `args`, only before `.NAME`
+	MapRef        // a whole map, as an argument of print/clear
+	Endpoint      // an address and a port: endpoint(saddr, sport)
 )
 
 // Fmt says how an integer is printed.
@@ -45,6 +46,7 @@ const (
 	FmtKsym          // a kernel symbol name from an address
 	FmtErrno         // a negative errno as its name, else decimal
 	FmtTCPState      // a TCP state: ESTABLISHED, SYN_SENT...
+	FmtTime          // monotonic nanoseconds, printed as the wall-clock time
 )
 
 // AggKind is the aggregation a map holds.
@@ -145,6 +147,8 @@ func (t Type) String() string {
 		return "args"
 	case MapRef:
 		return "map"
+	case Endpoint:
+		return "endpoint"
 	}
 	return "invalid"
 }
