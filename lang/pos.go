@@ -2,7 +2,10 @@
 // abstract syntax tree with source spans, and diagnostics that point at the script.
 package lang
 
-import "fmt"
+import (
+	"fmt"
+	"sort"
+)
 
 // Pos is a position in a script: a byte offset and its 1-based line and column.
 type Pos struct {
@@ -24,6 +27,9 @@ type Span struct {
 type Source struct {
 	Name string
 	Text string
+	// lineStarts holds the offset of each line's first byte, built on the
+	// first PosAt: positions are then a binary search, not a scan.
+	lineStarts []int
 }
 
 // PosAt computes the position of a byte offset in the source.
@@ -31,16 +37,17 @@ func (s *Source) PosAt(off int) Pos {
 	if off > len(s.Text) {
 		off = len(s.Text)
 	}
-	line, col := 1, 1
-	for i := 0; i < off; i++ {
-		if s.Text[i] == '\n' {
-			line++
-			col = 1
-		} else {
-			col++
+	if s.lineStarts == nil {
+		s.lineStarts = []int{0}
+		for i := 0; i < len(s.Text); i++ {
+			if s.Text[i] == '\n' {
+				s.lineStarts = append(s.lineStarts, i+1)
+			}
 		}
 	}
-	return Pos{Offset: off, Line: line, Col: col}
+	// The last line starting at or before off.
+	line := sort.SearchInts(s.lineStarts, off+1) - 1
+	return Pos{Offset: off, Line: line + 1, Col: off - s.lineStarts[line] + 1}
 }
 
 // Slice returns the source text a span covers.
