@@ -21,8 +21,10 @@ test: vet
 fuzz:
 	$(GO) test ./check -run '^$$' -fuzz FuzzParseCheck -fuzztime 10m -fuzzminimizetime 3s -timeout 0
 
+# bench writes bench/RESULTS.md: compile times, startup, throughput,
+# overhead and memory, against bpftrace. Needs root.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	bash bench/run.sh
 
 install: build
 	install -m 0755 skbtrace $(DESTDIR)$(PREFIX)/bin/skbtrace

@@ -41,11 +41,12 @@ func ProbeBackend(b Backend, fn string) error {
 	default:
 		return fmt.Errorf("%s is not a function backend", b)
 	}
-	prog, err := ebpf.NewProgram(spec)
+	coll, err := ebpf.NewCollectionWithOptions(&ebpf.CollectionSpec{Programs: map[string]*ebpf.ProgramSpec{"p": spec}}, ebpf.CollectionOptions{Cache: btfCache})
 	if err != nil {
 		return backendError(b, err)
 	}
-	defer prog.Close()
+	defer coll.Close()
+	prog := coll.Programs["p"]
 	l, err := attachOne(b, prog, []string{fn})
 	if err != nil {
 		return backendError(b, err)

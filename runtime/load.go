@@ -9,9 +9,18 @@ import (
 	"strings"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
 
 	"github.com/skbtrace/skbtrace/codegen"
 )
+
+// btfCache holds the kernel's BTF once decoded: the checker reads it
+// (KernelBTF), and every program load that needs a target's BTF id shares it
+// instead of decoding vmlinux's BTF again, which costs 20 ms each time.
+var btfCache = btf.NewCache()
+
+// KernelBTF returns the running kernel's BTF, decoded once per process.
+func KernelBTF() (*btf.Spec, error) { return btfCache.Kernel() }
 
 // Load loads every program and map of a compiled script. Kernel errors are
 // translated into what is missing and what to do; verbose keeps the
@@ -25,7 +34,7 @@ func Load(out *codegen.Output, verbose bool) (*ebpf.Collection, error) {
 			cs.Programs[p.Name] = p.Prog
 		}
 	}
-	coll, err := ebpf.NewCollection(cs)
+	coll, err := ebpf.NewCollectionWithOptions(cs, ebpf.CollectionOptions{Cache: btfCache})
 	if err != nil {
 		return nil, translateLoadError(out, err, verbose)
 	}
@@ -96,7 +105,7 @@ func LoadShared(coll *ebpf.Collection, p *codegen.Program) (*ebpf.Program, error
 		}
 		cs.Maps[name] = &ebpf.MapSpec{Name: name, Type: info.Type, KeySize: info.KeySize, ValueSize: info.ValueSize, MaxEntries: info.MaxEntries, Flags: info.Flags}
 	}
-	h, err := ebpf.NewCollectionWithOptions(cs, ebpf.CollectionOptions{MapReplacements: repl})
+	h, err := ebpf.NewCollectionWithOptions(cs, ebpf.CollectionOptions{MapReplacements: repl, Cache: btfCache})
 	if err != nil {
 		return nil, err
 	}

@@ -55,7 +55,7 @@ func loadBTF(file string) (*btf.Spec, error) {
 		}
 		return s, nil
 	}
-	s, err := btf.LoadKernelSpec()
+	s, err := runtime.KernelBTF()
 	if err != nil {
 		return nil, fmt.Errorf("this kernel has no BTF (/sys/kernel/btf/vmlinux): %w; pass --btf FILE", err)
 	}
