@@ -126,7 +126,7 @@ func serveThenDrop(addr string) error {
 // stall connects to addr, waits for the peer to stop answering, sends 100
 // bytes, and keeps the connection for hold milliseconds while TCP
 // retransmits. It writes the kernel's RetransSegs count over that time
-// (from /proc/net/snmp) to the file out.
+// (from /proc/net/snmp) and its own address to the file out.
 func stall(spec string) error {
 	f := strings.Split(spec, ",")
 	if len(f) != 3 {
@@ -151,7 +151,7 @@ func stall(spec string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(f[2], []byte(strconv.Itoa(after-before)), 0o644)
+	return os.WriteFile(f[2], []byte(fmt.Sprintf("%d %s", after-before, c.LocalAddr())), 0o644)
 }
 
 // retransSegs reads Tcp: RetransSegs from /proc/net/snmp.
