@@ -67,16 +67,10 @@ func (g *gen) ntop(c *lang.CallExpr, at int16) error {
 		g.emit(asm.StoreMem(asm.RFP, at, asm.R0, asm.Word), asm.StoreImm(asm.RFP, at+16, 4, asm.Byte))
 		return nil
 	}
-	fe, ok := lang.Unparen(arg).(*lang.FieldExpr)
-	m, known := g.info.Members[fe]
-	if !ok || !known {
-		return unsupported(arg, "ntop of this value; pass a member such as sk->__sk_common.skc_v6_daddr")
-	}
-	if err := g.baseOf(fe); err != nil {
+	if err := g.memberAddr(arg, "ntop of this value; pass a member such as sk->__sk_common.skc_v6_daddr"); err != nil {
 		return err
 	}
 	g.vs.pop(asm.R3)
-	g.emit(asm.Add.Imm(asm.R3, int32(m.Offset/8)))
 	g.probeRead(at, 16)
 	g.emit(asm.StoreImm(asm.RFP, at+16, 6, asm.Byte))
 	return nil

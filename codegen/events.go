@@ -237,15 +237,10 @@ func (g *gen) stringInto(e lang.Expr, at int16, size int) error {
 			return g.pathString(g.info.SkbPaths[f], at, n)
 		}
 	case *lang.FieldExpr:
-		m, ok := g.info.Members[e]
-		if !ok {
-			break
-		}
-		if err := g.baseOf(e); err != nil {
+		if err := g.memberAddr(e, "this string"); err != nil {
 			return err
 		}
 		g.vs.pop(asm.R3)
-		g.emit(asm.Add.Imm(asm.R3, int32(m.Offset/8)))
 		g.readString(at, n)
 		return nil
 	case *lang.CallExpr:

@@ -309,6 +309,22 @@ func (g *gen) member(e *lang.FieldExpr) error {
 	return g.readScalar(m.Offset, m, m.Type, false)
 }
 
+// memberAddr pushes the address of the member e names (x.arr, x->name);
+// what says, in the error, what needed it.
+func (g *gen) memberAddr(e lang.Expr, what string) error {
+	fe, ok := lang.Unparen(e).(*lang.FieldExpr)
+	m, known := g.info.Members[fe]
+	if !ok || !known {
+		return unsupported(e, what)
+	}
+	if err := g.baseOf(fe); err != nil {
+		return err
+	}
+	g.vs.pop(asm.R0)
+	g.emit(asm.Add.Imm(asm.R0, int32(m.Offset/8)))
+	return g.vs.push(asm.R0)
+}
+
 // baseOf pushes the address that e's member offset is relative to: the
 // pointer value for ->, or the address of the struct for `.`.
 func (g *gen) baseOf(e *lang.FieldExpr) error {
@@ -342,17 +358,7 @@ func (g *gen) index(e *lang.IndexExpr) error {
 			return err
 		}
 	case types.Array, types.String:
-		fe, ok := lang.Unparen(e.X).(*lang.FieldExpr)
-		m, known := g.info.Members[fe]
-		if !ok || !known {
-			return unsupported(e, "indexing this value")
-		}
-		if err := g.baseOf(fe); err != nil {
-			return err
-		}
-		g.vs.pop(asm.R0)
-		g.emit(asm.Add.Imm(asm.R0, int32(m.Offset/8)))
-		if err := g.vs.push(asm.R0); err != nil {
+		if err := g.memberAddr(e.X, "indexing this value"); err != nil {
 			return err
 		}
 	default:

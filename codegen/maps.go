@@ -409,15 +409,21 @@ func storableValue(t types.Type) bool {
 	return inReg(t) || t.Kind == types.String || t.Kind == types.Addr || t.Kind == types.Endpoint
 }
 
+// elemKey returns the map of `@m[k...]` and the frame slot of its key,
+// evaluated.
+func (g *gen) elemKey(m *lang.MapExpr) (*ebpf.MapSpec, int16, error) {
+	spec, err := g.maps.spec(g.info.Maps[m.Name])
+	if err != nil {
+		return nil, 0, err
+	}
+	key, err := g.buildKey(m)
+	return spec, key, err
+}
+
 // mapRead pushes the value of `@m[k...]`: 0 when absent. A per-CPU
 // aggregation is combined over every CPU, with bpf_map_lookup_percpu_elem.
 func (g *gen) mapRead(m *lang.MapExpr) error {
-	mi := g.info.Maps[m.Name]
-	spec, err := g.maps.spec(mi)
-	if err != nil {
-		return err
-	}
-	key, err := g.buildKey(m)
+	spec, key, err := g.elemKey(m)
 	if err != nil {
 		return err
 	}
@@ -428,7 +434,7 @@ func (g *gen) mapRead(m *lang.MapExpr) error {
 		g.mark(absent)
 		return g.vs.push(asm.R0)
 	}
-	return g.perCPURead(spec.Name, key, mi.Value.Agg)
+	return g.perCPURead(spec.Name, key, g.info.Maps[m.Name].Value.Agg)
 }
 
 // perCPURead combines a per-CPU aggregation's values for one key: the sum
@@ -500,12 +506,7 @@ func (g *gen) perCPURead(mapName string, key int16, agg types.AggKind) error {
 // mapReadInto copies a string or address element into the zeroed slot at;
 // an absent element leaves it zero.
 func (g *gen) mapReadInto(m *lang.MapExpr, at int16, size int) error {
-	mi := g.info.Maps[m.Name]
-	spec, err := g.maps.spec(mi)
-	if err != nil {
-		return err
-	}
-	key, err := g.buildKey(m)
+	spec, key, err := g.elemKey(m)
 	if err != nil {
 		return err
 	}
@@ -521,11 +522,7 @@ func (g *gen) mapReadInto(m *lang.MapExpr, at int16, size int) error {
 
 // deleteElem compiles delete(@m[k...]).
 func (g *gen) deleteElem(m *lang.MapExpr) error {
-	spec, err := g.maps.spec(g.info.Maps[m.Name])
-	if err != nil {
-		return err
-	}
-	key, err := g.buildKey(m)
+	spec, key, err := g.elemKey(m)
 	if err != nil {
 		return err
 	}
