@@ -25,6 +25,12 @@ func loadBTF() { btfSpec, btfErr = btf.LoadKernelSpec() }
 
 func compile(t testing.TB, text string) *codegen.Output {
 	t.Helper()
+	return compileWith(t, text, codegen.Options{})
+}
+
+// compileWith parses, checks and compiles a script with the given options.
+func compileWith(t testing.TB, text string, opts codegen.Options) *codegen.Output {
+	t.Helper()
 	btfOnce.Do(loadBTF)
 	if btfErr != nil {
 		t.Skipf("no kernel BTF: %v", btfErr)
@@ -37,7 +43,7 @@ func compile(t testing.TB, text string) *codegen.Output {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := codegen.Compile(script, info, codegen.Options{})
+	out, err := codegen.Compile(script, info, opts)
 	if err != nil {
 		t.Fatalf("compile: %v", err)
 	}

@@ -168,11 +168,7 @@ func (g *gen) assignMap(s *lang.AssignStmt, m *lang.MapExpr) error {
 			return err
 		}
 	}
-	key, err := g.buildKey(m)
-	if err != nil {
-		return err
-	}
-	val, err := g.frame.alloc(8)
+	key, val, err := g.keyAndValue(m)
 	if err != nil {
 		return err
 	}
@@ -186,6 +182,16 @@ func (g *gen) assignMap(s *lang.AssignStmt, m *lang.MapExpr) error {
 	return nil
 }
 
+// keyAndValue evaluates the key of `@m[k...]` into its slot and reserves
+// an 8-byte slot for the value to store.
+func (g *gen) keyAndValue(m *lang.MapExpr) (key, val int16, err error) {
+	if key, err = g.buildKey(m); err != nil {
+		return 0, 0, err
+	}
+	val, err = g.frame.alloc(8)
+	return key, val, err
+}
+
 // opAssignMap compiles `@m[k] op= value` for the operators other than += and
 // -=: the element (0 when absent) is read, combined and stored back. The
 // value is on the stack.
@@ -197,11 +203,7 @@ func (g *gen) opAssignMap(s *lang.AssignStmt, m *lang.MapExpr, mapName string) e
 	if g.info.Maps[m.Name].Value.Signed && (op == asm.Div || op == asm.Mod) {
 		op += asm.SDiv - asm.Div
 	}
-	key, err := g.buildKey(m)
-	if err != nil {
-		return err
-	}
-	val, err := g.frame.alloc(8)
+	key, val, err := g.keyAndValue(m)
 	if err != nil {
 		return err
 	}

@@ -7,9 +7,7 @@ import (
 
 	"github.com/cilium/ebpf"
 
-	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/codegen"
-	"github.com/skbtrace/skbtrace/lang"
 )
 
 // suite is the load suite: scripts covering every construct the language
@@ -154,20 +152,8 @@ func checkStructure(t *testing.T, p *ebpf.ProgramSpec) {
 // backend: kprobe form (one per skb position, which loads here, also as a
 // kprobe-multi program), and fentry (one per function, typed arguments).
 func TestSkbProgramForms(t *testing.T) {
-	btfOnce.Do(loadBTF)
 	const text = `skb:ip_rcv* /len > 0/ { @[func, dev] = count(); print(len) }`
-	script, err := lang.Parse(&lang.Source{Name: "t.st", Text: text})
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := check.Check(script, check.Options{BTF: btfSpec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	kp, err := codegen.Compile(script, info, codegen.Options{SkbKprobeArgs: map[string][]int{"ip_rcv*": {0, 2}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	kp := compileWith(t, text, codegen.Options{SkbKprobeArgs: map[string][]int{"ip_rcv*": {0, 2}}})
 	if len(kp.Programs) != 2 || kp.Programs[0].SkbArg != 0 || kp.Programs[1].SkbArg != 2 {
 		t.Fatalf("kprobe form: %d programs", len(kp.Programs))
 	}
@@ -184,12 +170,9 @@ func TestSkbProgramForms(t *testing.T) {
 			coll.Close()
 		}
 	}
-	fe, err := codegen.Compile(script, info, codegen.Options{SkbTargets: map[string][]codegen.SkbTarget{"ip_rcv*": {
+	fe := compileWith(t, text, codegen.Options{SkbTargets: map[string][]codegen.SkbTarget{"ip_rcv*": {
 		{Name: "ip_rcv", Fentry: true, SkbArg: 0}, {Name: "ip_rcv_finish", Fentry: true, SkbArg: 2},
 	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if len(fe.Programs) != 2 {
 		t.Fatalf("fentry form: %d programs", len(fe.Programs))
 	}
