@@ -40,6 +40,12 @@ type Program struct {
 	Helper string
 }
 
+// KprobeForm reports whether p is an skb: program in the kprobe form: one
+// program for an skb position, which the runtime attaches to many functions.
+func (p *Program) KprobeForm() bool {
+	return p.SkbArg >= 0 && p.Tracepoint == "" && p.Function == ""
+}
+
 // SkbTarget is one thing an skb: probe compiles a program for, when it is
 // not the kprobe form (one program per skb position, attached by the runtime
 // to many functions): a tracepoint it falls back to where no function

@@ -104,7 +104,7 @@ func (s *Session) attachFuncs(fa *FuncAttach) (*AttachStats, error) {
 		case p.Function != "":
 			fentries = append(fentries, p)
 			pr.total++
-		case p.SkbArg >= 0 && p.Tracepoint == "":
+		case p.KprobeForm():
 			kprobes = append(kprobes, p)
 			pr.total += len(funcTargets(p, fa))
 		}

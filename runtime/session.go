@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -88,17 +89,21 @@ type Options struct {
 // Start loads a compiled script, starts printing its records to w, and
 // attaches every program. On error, whatever was attached is detached again.
 func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (*Session, error) {
+	// The session may change programs (below); the caller's stay as they are.
+	cp := *out
+	cp.Programs = slices.Clone(out.Programs)
+	out = &cp
 	for i, p := range out.Programs {
-		if p.SkbArg >= 0 && p.Tracepoint == "" && p.Function == "" {
+		if p.KprobeForm() {
 			if opts.Funcs == nil {
 				return nil, fmt.Errorf("%s: no function backend was chosen for skb: probes", p.Spec.Spec.Text)
 			}
 			if opts.Funcs.Backend == BackendKprobeMulti {
 				// kprobe-multi links take programs loaded for them.
-				cp := *p
-				cp.Prog = p.Prog.Copy()
-				cp.Prog.AttachType = ebpf.AttachTraceKprobeMulti
-				out.Programs[i] = &cp
+				pc := *p
+				pc.Prog = p.Prog.Copy()
+				pc.Prog.AttachType = ebpf.AttachTraceKprobeMulti
+				out.Programs[i] = &pc
 			}
 		}
 	}
@@ -128,7 +133,7 @@ func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (*S
 	}
 	warmProgRun(out)
 	for _, p := range out.Programs {
-		if p.Helper != "" || p.Function != "" || (p.SkbArg >= 0 && p.Tracepoint == "") {
+		if p.Helper != "" || p.Function != "" || p.KprobeForm() {
 			continue // helpers, and skb: programs on functions, come next
 		}
 		switch p.Spec.Spec.Kind {
