@@ -331,17 +331,7 @@ func (g *gen) baseOf(e *lang.FieldExpr) error {
 	if g.info.Types[e.X].Kind == types.Ptr {
 		return g.expr(e.X)
 	}
-	inner, ok := lang.Unparen(e.X).(*lang.FieldExpr)
-	if !ok {
-		return unsupported(e, "a member of this struct")
-	}
-	m := g.info.Members[inner]
-	if err := g.baseOf(inner); err != nil {
-		return err
-	}
-	g.vs.pop(asm.R0)
-	g.emit(asm.Add.Imm(asm.R0, int32(m.Offset/8)))
-	return g.vs.push(asm.R0)
+	return g.memberAddr(e.X, "a member of this struct")
 }
 
 // index evaluates x[i]: an element of a BTF array member (x.arr[i]) or of
