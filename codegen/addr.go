@@ -67,10 +67,9 @@ func (g *gen) ntop(c *lang.CallExpr, at int16) error {
 		g.emit(asm.StoreMem(asm.RFP, at, asm.R0, asm.Word), asm.StoreImm(asm.RFP, at+16, 4, asm.Byte))
 		return nil
 	}
-	if err := g.memberAddr(arg, "ntop of this value; pass a member such as sk->__sk_common.skc_v6_daddr"); err != nil {
+	if err := g.memberAddr(arg, "ntop of this value; pass a member such as sk->__sk_common.skc_v6_daddr", asm.R3); err != nil {
 		return err
 	}
-	g.vs.pop(asm.R3)
 	g.probeRead(at, 16)
 	g.emit(asm.StoreImm(asm.RFP, at+16, 6, asm.Byte))
 	return nil

@@ -237,10 +237,9 @@ func (g *gen) stringInto(e lang.Expr, at int16, size int) error {
 			return g.pathString(g.info.SkbPaths[f], at, n)
 		}
 	case *lang.FieldExpr:
-		if err := g.memberAddr(e, "this string"); err != nil {
+		if err := g.memberAddr(e, "this string", asm.R3); err != nil {
 			return err
 		}
-		g.vs.pop(asm.R3)
 		g.readString(at, n)
 		return nil
 	case *lang.CallExpr:

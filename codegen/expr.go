@@ -309,9 +309,9 @@ func (g *gen) member(e *lang.FieldExpr) error {
 	return g.readScalar(m.Offset, m, m.Type, false)
 }
 
-// memberAddr pushes the address of the member e names (x.arr, x->name);
-// what says, in the error, what needed it.
-func (g *gen) memberAddr(e lang.Expr, what string) error {
+// memberAddr puts the address of the member e names (x.arr, x->name) in
+// dst, a scratch register; what says, in the error, what needed it.
+func (g *gen) memberAddr(e lang.Expr, what string, dst asm.Register) error {
 	fe, ok := lang.Unparen(e).(*lang.FieldExpr)
 	m, known := g.info.Members[fe]
 	if !ok || !known {
@@ -320,9 +320,9 @@ func (g *gen) memberAddr(e lang.Expr, what string) error {
 	if err := g.baseOf(fe); err != nil {
 		return err
 	}
-	g.vs.pop(asm.R0)
-	g.emit(asm.Add.Imm(asm.R0, int32(m.Offset/8)))
-	return g.vs.push(asm.R0)
+	g.vs.pop(dst)
+	g.emit(asm.Add.Imm(dst, int32(m.Offset/8)))
+	return nil
 }
 
 // baseOf pushes the address that e's member offset is relative to: the
@@ -331,7 +331,10 @@ func (g *gen) baseOf(e *lang.FieldExpr) error {
 	if g.info.Types[e.X].Kind == types.Ptr {
 		return g.expr(e.X)
 	}
-	return g.memberAddr(e.X, "a member of this struct")
+	if err := g.memberAddr(e.X, "a member of this struct", asm.R0); err != nil {
+		return err
+	}
+	return g.vs.push(asm.R0)
 }
 
 // index evaluates x[i]: an element of a BTF array member (x.arr[i]) or of
@@ -348,7 +351,10 @@ func (g *gen) index(e *lang.IndexExpr) error {
 			return err
 		}
 	case types.Array, types.String:
-		if err := g.memberAddr(e.X, "indexing this value"); err != nil {
+		if err := g.memberAddr(e.X, "indexing this value", asm.R0); err != nil {
+			return err
+		}
+		if err := g.vs.push(asm.R0); err != nil {
 			return err
 		}
 	default:
