@@ -99,7 +99,7 @@ type Output struct {
 // Compile generates the programs of a checked script.
 func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 	out := &Output{Maps: map[string]*ebpf.MapSpec{}, Lhist: map[string][3]int64{}}
-	ms := &mapSet{info: info, specs: out.Maps, cpus: opts.CPUs, perf: opts.PerfEvents, eventsBytes: opts.EventsBytes}
+	ms := &mapSet{info: info, specs: out.Maps, cpus: opts.CPUs, perf: opts.PerfEvents, eventsBytes: opts.EventsBytes, track: usesTrack(info)}
 	if ms.cpus == 0 {
 		n, err := ebpf.PossibleCPU()
 		if err != nil {
@@ -151,7 +151,7 @@ func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 			}
 		}
 	}
-	if usesTrack(info) {
+	if ms.track {
 		trackHelpers(out)
 	}
 	if opts.PerfEvents {
@@ -266,7 +266,7 @@ func compileProbe(info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec
 	}
 	if p.Pred != nil {
 		body := g.label("body")
-		if usesTrack(info) && (tg.SkbArg >= 0 || spec.SkbParam >= 0) {
+		if ms.track && (tg.SkbArg >= 0 || spec.SkbParam >= 0) {
 			if err := g.skipIfTracked(body); err != nil {
 				return nil, err
 			}

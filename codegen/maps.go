@@ -24,6 +24,9 @@ type mapSet struct {
 	// buffer (0: the default).
 	perf        bool
 	eventsBytes int
+	// track is set when the script calls track() anywhere: every skb
+	// program then lets tracked skbs past its predicate.
+	track bool
 }
 
 // MapName is the eBPF name of a script map (`@` alone is "at").

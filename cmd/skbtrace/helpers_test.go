@@ -14,28 +14,25 @@ import (
 
 // TestMain lets the tests run this binary as a helper process: with
 // SKBTRACE_SEND set it sends datagrams (for skbtrace's -c), with
-// SKBTRACE_ARGS it runs the CLI (so a test can measure it as a child).
+// SKBTRACE_SERVE or SKBTRACE_STALL it plays a TCP peer that goes silent or
+// its client, with SKBTRACE_ARGS it runs the CLI (so a test can measure it
+// as a child).
 func TestMain(m *testing.M) {
-	if spec := os.Getenv("SKBTRACE_SEND"); spec != "" {
-		if err := send(spec); err != nil {
-			fmt.Fprintln(os.Stderr, "send:", err)
-			os.Exit(1)
+	for _, h := range []struct {
+		env string
+		run func(spec string) error
+	}{
+		{"SKBTRACE_SEND", send},
+		{"SKBTRACE_SERVE", serveThenDrop},
+		{"SKBTRACE_STALL", stall},
+	} {
+		if spec := os.Getenv(h.env); spec != "" {
+			if err := h.run(spec); err != nil {
+				fmt.Fprintf(os.Stderr, "%s: %v\n", h.env, err)
+				os.Exit(1)
+			}
+			os.Exit(0)
 		}
-		os.Exit(0)
-	}
-	if spec := os.Getenv("SKBTRACE_SERVE"); spec != "" {
-		if err := serveThenDrop(spec); err != nil {
-			fmt.Fprintln(os.Stderr, "serve:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	if spec := os.Getenv("SKBTRACE_STALL"); spec != "" {
-		if err := stall(spec); err != nil {
-			fmt.Fprintln(os.Stderr, "stall:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
 	}
 	if args := os.Getenv("SKBTRACE_ARGS"); args != "" {
 		os.Exit(run(strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
