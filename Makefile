@@ -3,7 +3,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GO      ?= go
 PREFIX  ?= /usr/local
 
-.PHONY: build test fuzz bench install vet clean
+.PHONY: build test vmtest fuzz bench install vet clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o skbtrace ./cmd/skbtrace
@@ -17,6 +17,15 @@ vet:
 # and one package's traffic must not show up in another's trace.
 test: vet
 	$(GO) test -count=1 -p 1 ./...
+
+# vmtest boots stock Debian kernels (VMKERNELS: 6.1 from bookworm, 6.12 from
+# bookworm-backports) in QEMU, one VM per kernel, and runs test/vm/cases against
+# the static skbtrace: the kprobe-multi, fentry and kprobe backends that the
+# host's kernel may lack. Needs root and apt (the first run fetches the kernels
+# into ~/.cache/skbtrace-vm). One VM at a time on a machine: the lock.
+VMKERNELS ?= 6.1,6.12
+vmtest: build
+	flock /tmp/skbtrace-vm.lock test/vm/run.sh -k $(VMKERNELS) ./skbtrace
 
 fuzz:
 	$(GO) test ./check -run '^$$' -fuzz FuzzParseCheck -fuzztime 10m -fuzzminimizetime 3s -timeout 0

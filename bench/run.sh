@@ -1,10 +1,20 @@
 #!/usr/bin/env bash
-# Runs every benchmark and writes bench/RESULTS.md: compile times and
-# instruction counts (go test -bench), then startup, throughput, overhead
-# and memory against bpftrace (bench/skbbench). Run as root.
+# Runs every benchmark and writes bench/RESULTS.md: compile and parse
+# times, the printer's cost per event (go test -bench), then startup,
+# throughput, program sizes, overhead and memory against bpftrace
+# (bench/skbbench). Run as root, under the kernel lock, from a clean tree:
+# the file names the commit it measured.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:$PATH
+if [ -n "$(git status --porcelain --untracked-files=no)" ] && [ -z "${BENCH_DIRTY:-}" ]; then
+	echo "bench: the tree has uncommitted changes; commit them (or set BENCH_DIRTY=1 to measure anyway)" >&2
+	exit 1
+fi
+commit=$(git rev-parse --short HEAD)
+if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
+	commit="$commit+changes"
+fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 go build -o "$out/skbtrace" ./cmd/skbtrace
@@ -17,16 +27,37 @@ fi
 if [ ! -d /sys/kernel/tracing/events ]; then
 	mount -t tracefs nodev /sys/kernel/tracing || true
 fi
-go test -run '^$' -bench . -benchtime 2s ./codegen ./runtime | tee "$out/gobench.txt"
+go test -run '^$' -bench . -benchtime 2s -benchmem ./lang ./codegen ./runtime | tee "$out/gobench.txt"
 cd "$out"
-./skbbench -skbtrace ./skbtrace -udpflood ./udpflood -compile gobench.txt -o RESULTS.md
+./skbbench -skbtrace ./skbtrace -udpflood ./udpflood -compile gobench.txt -commit "$commit" -o RESULTS.md
 cd - >/dev/null
 {
 	cat "$out/RESULTS.md"
+	echo "## Parsing: time per probe as scripts grow (go test -bench ./lang)"
+	echo
+	echo '```'
+	grep -E '^BenchmarkParse' "$out/gobench.txt"
+	echo '```'
+	echo
+	echo "## Printing recorded records: ns and allocations per event (go test -bench ./runtime)"
+	echo
+	echo '```'
+	grep -E '^BenchmarkPrinter' "$out/gobench.txt"
+	echo '```'
+	echo
 	echo "## Discovery and attach (go test -bench ./runtime)"
 	echo
 	echo '```'
 	grep -E '^Benchmark(Discovery|Attach)' "$out/gobench.txt"
 	echo '```'
+	if [ -f bench/NOTES.md ]; then
+		echo
+		cat bench/NOTES.md
+	fi
+	# bench/vm.sh's figures: attach and detach per backend in a VM.
+	if [ -f bench/vm.md ]; then
+		echo
+		cat bench/vm.md
+	fi
 } > bench/RESULTS.md
 cat bench/RESULTS.md

@@ -34,11 +34,16 @@ func (c *checker) binary(e *lang.BinaryExpr) types.Type {
 		if (x.IsInt() && y.IsInt()) || (x.Kind == types.Ptr && y.Kind == types.Ptr) {
 			return types.Bool
 		}
-		c.errorf(lang.Node(nameNode{e.OpSpan}), "", "cannot order %s and %s with %s", x, y, e.Op)
+		if !c.nonNumberParam(e.X, e.Y) {
+			c.errorf(lang.Node(nameNode{e.OpSpan}), "", "cannot order %s and %s with %s", x, y, e.Op)
+		}
 		return types.Bad
 	}
 	// Arithmetic and bitwise operators.
 	if !x.IsInt() || !y.IsInt() {
+		if c.nonNumberParam(e.X, e.Y) {
+			return types.Bad
+		}
 		hint := ""
 		if x.Kind == types.Ptr || y.Kind == types.Ptr {
 			hint = "pointer arithmetic is not supported; read members with ->"
@@ -50,6 +55,9 @@ func (c *checker) binary(e *lang.BinaryExpr) types.Type {
 		if v, ok := c.constInt(e.Y); ok && v == 0 {
 			c.errorf(e.Y, "", "division by zero")
 		}
+	}
+	if e.Op == "<<" || e.Op == ">>" {
+		c.shiftCount(e.Y)
 	}
 	// Arithmetic is 64-bit, signed as types.SignedOp says.
 	t := types.Type{Kind: types.Int, Size: 8, Signed: types.SignedOp(x, y)}
@@ -69,6 +77,14 @@ func (c *checker) equality(e *lang.BinaryExpr, x, y types.Type) types.Type {
 		x = c.paramAsString(e.X, x)
 	} else if y.IsInt() && x.Kind == types.String {
 		y = c.paramAsString(e.Y, y)
+	}
+	if name, ok := c.funcName(x, e.Y, y); ok {
+		c.info.FuncNames[e] = name
+		return types.Bool
+	}
+	if name, ok := c.funcName(y, e.X, x); ok {
+		c.info.FuncNames[e] = name
+		return types.Bool
 	}
 	switch {
 	case x.IsInt() && y.IsInt():
@@ -91,8 +107,26 @@ func (c *checker) equality(e *lang.BinaryExpr, x, y types.Type) types.Type {
 		c.errorf(lang.Node(nameNode{e.OpSpan}), "test a prefix with in: saddr in 10.0.0.0/8", "cannot compare an address with a prefix using %s", e.Op)
 		return types.Bad
 	}
-	c.errorf(lang.Node(nameNode{e.OpSpan}), "", "cannot compare %s with %s", x, y)
+	if !c.nonNumberParam(e.X, e.Y) {
+		c.errorf(lang.Node(nameNode{e.OpSpan}), "", "cannot compare %s with %s", x, y)
+	}
 	return types.Bad
+}
+
+// nonNumberParam reports, naming it, a positional parameter given as text
+// where a number is wanted: `mark == $1` run with `eth0`.
+func (c *checker) nonNumberParam(sides ...lang.Expr) bool {
+	for _, e := range sides {
+		p, ok := lang.Unparen(e).(*lang.PosParam)
+		if !ok {
+			continue
+		}
+		if k, ok := c.info.Consts[p]; ok && k.IsStr {
+			c.errorf(e, "pass a number there (decimal or 0x hex), or compare it with a string: $1 == \"eth0\"", "$%d is %q, not a number", p.N, k.Str)
+			return true
+		}
+	}
+	return false
 }
 
 // protoLayer rewrites `proto == tcp` to test l4proto: proto is the L3
@@ -172,6 +206,10 @@ func (c *checker) paramAsString(e lang.Expr, t types.Type) types.Type {
 		return t
 	}
 	v, _ := c.param(p.N)
+	if c.asString == nil {
+		c.asString = map[*lang.PosParam]bool{}
+	}
+	c.asString[p] = true
 	c.info.Consts[p] = Const{Str: v, IsStr: true}
 	st := types.Str(max(len(v)+1, 16))
 	c.info.Types[p] = st
@@ -179,4 +217,27 @@ func (c *checker) paramAsString(e lang.Expr, t types.Type) types.Type {
 		c.info.Types[e] = st
 	}
 	return st
+}
+
+// funcName reports the function name of `func == "kfree_skb"`: a kernel
+// address (func, ksym()) compared with a constant string.
+func (c *checker) funcName(addr types.Type, other lang.Expr, ot types.Type) (string, bool) {
+	if !addr.IsInt() || addr.Fmt != types.FmtKsym || ot.Kind != types.String {
+		return "", false
+	}
+	k, ok := c.info.Consts[other]
+	if !ok || !k.IsStr {
+		c.errorf(other, "compare func with a string literal: func == \"kfree_skb\"", "func is compared by name only with a constant string")
+		return "", false
+	}
+	return k.Str, true
+}
+
+// shiftCount rejects a constant shift count outside 0..63: the kernel's
+// shifts take the count modulo the width, so 64 would silently be
+// another shift.
+func (c *checker) shiftCount(e lang.Expr) {
+	if v, ok := c.constInt(e); ok && (v < 0 || v >= 64) {
+		c.errorf(e, "arithmetic is 64-bit: shift by 0 to 63", "shift by %d is out of range", v)
+	}
 }

@@ -11,6 +11,13 @@ import (
 func (c *checker) call(e *lang.CallExpr, asStmt, asMapValue bool) types.Type {
 	f := stdlib.LookupFunc(e.Name)
 	nameNd := nameNode{e.NameSpan}
+	if why, ok := unsupportedBuiltins[e.Name]; ok && f == nil {
+		c.errorf(nameNd, why, "bpftrace's %s() is not supported", e.Name)
+		for _, a := range e.Args {
+			c.expr(a)
+		}
+		return types.Bad
+	}
 	if f == nil {
 		hint := didYouMean(e.Name, stdlib.FuncNames())
 		if stdlib.LookupField(e.Name) != nil {
@@ -47,6 +54,18 @@ func (c *checker) call(e *lang.CallExpr, asStmt, asMapValue bool) types.Type {
 			return types.Bad
 		}
 		return types.None
+	case "time":
+		c.timeCall(e)
+		return types.None
+	case "capture":
+		if !misused && len(e.Args) == 0 {
+			c.capture(e)
+		}
+	case "pcap":
+		if misused {
+			return types.Bad
+		}
+		return c.pcap(e)
 	}
 	cc := &callCtx{c: c, e: e}
 	for i, a := range e.Args {
@@ -109,7 +128,7 @@ func (cc *callCtx) Errorf(i int, hint, format string, args ...any) {
 // printable reports whether a value can be printed by print() or %s.
 func printable(t types.Type) bool {
 	switch t.Kind {
-	case types.Int, types.String, types.Addr, types.Ptr, types.Stack, types.Endpoint:
+	case types.Int, types.String, types.Addr, types.Ptr, types.Stack, types.Endpoint, types.Packet:
 		return true
 	}
 	return false
@@ -194,4 +213,24 @@ func (c *checker) printf(e *lang.CallExpr) {
 	for ; i < len(e.Args); i++ {
 		c.expr(e.Args[i])
 	}
+}
+
+// timeCall checks bpftrace's time("%H:%M:%S "): one printf verb, 'T', whose
+// flags are the strftime format, printed with the event's time.
+func (c *checker) timeCall(e *lang.CallExpr) {
+	format := "%H:%M:%S\n"
+	switch {
+	case len(e.Args) > 1:
+		c.errorf(e, `the signature is time(["format"])`, "wrong number of arguments: got %d", len(e.Args))
+		return
+	case len(e.Args) == 1:
+		lit, ok := e.Args[0].(*lang.StrLit)
+		c.expr(e.Args[0])
+		if !ok {
+			c.errorf(e.Args[0], "the format is fixed when the script is compiled", "time's format must be a string literal")
+			return
+		}
+		format = lit.Value
+	}
+	c.info.Formats[e] = []stdlib.Verb{{Conv: 'T', Flags: format}}
 }

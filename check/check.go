@@ -22,6 +22,10 @@ type Options struct {
 	// the checker reject a misspelt category. Without it only the name is
 	// checked, against BTF.
 	TracepointExists func(category, name string) bool
+	// TracepointFormat, when set, returns a tracepoint's tracefs category
+	// (resolving a * category) and its format file. It is asked only for
+	// tracepoints a script reads by their format fields, as bpftrace does.
+	TracepointFormat func(category, name string) (string, string, error)
 }
 
 // Check resolves every name of a script and computes every expression's type.
@@ -33,18 +37,22 @@ func Check(s *lang.Script, opts Options) (*Info, error) {
 		opts:         opts,
 		diags:        &lang.Diagnostics{Src: s.Src},
 		info: &Info{
-			Types:    map[lang.Expr]types.Type{},
-			Fields:   map[*lang.Ident]*stdlib.Field{},
-			Consts:   map[lang.Expr]Const{},
-			Calls:    map[*lang.CallExpr]*stdlib.Func{},
-			Members:  map[*lang.FieldExpr]Member{},
-			ArgRefs:  map[lang.Expr]int{},
-			Maps:     map[string]*MapInfo{},
-			Probes:   map[*lang.Probe]*ProbeInfo{},
-			Vars:     map[*lang.Probe]map[string]types.Type{},
-			SkbPaths: map[*stdlib.Field][]Member{},
-			Formats:  map[*lang.CallExpr][]stdlib.Verb{},
-			src:      s.Src,
+			Types:     map[lang.Expr]types.Type{},
+			Fields:    map[*lang.Ident]*stdlib.Field{},
+			Consts:    map[lang.Expr]Const{},
+			Calls:     map[*lang.CallExpr]*stdlib.Func{},
+			Members:   map[*lang.FieldExpr]Member{},
+			ArgRefs:   map[lang.Expr]int{},
+			Maps:      map[string]*MapInfo{},
+			Probes:    map[*lang.Probe]*ProbeInfo{},
+			Vars:      map[*lang.Probe]map[string]types.Type{},
+			SkbPaths:  map[*stdlib.Field][]Member{},
+			Formats:   map[*lang.CallExpr][]stdlib.Verb{},
+			DataLocs:  map[lang.Expr]DataLoc{},
+			Pcap:      map[*lang.CallExpr]lang.Expr{},
+			Capture:   map[*lang.CallExpr][]lang.Expr{},
+			FuncNames: map[*lang.BinaryExpr]string{},
+			src:       s.Src,
 		},
 	}
 	if opts.BTF == nil {
@@ -57,6 +65,7 @@ func Check(s *lang.Script, opts Options) (*Info, error) {
 		c.probe(p)
 	}
 	c.finishMaps()
+	c.missingParams()
 	return c.info, c.diags.Err()
 }
 
@@ -73,6 +82,11 @@ type checker struct {
 	mapReads []*lang.MapExpr
 	// memberFields are the fields made for bare sk_buff member names.
 	memberFields map[string]*stdlib.Field
+	// missing are the uses of a positional parameter that was not given,
+	// in source order; those later read as strings ("") are forgiven.
+	missing []*lang.PosParam
+	// asString are the parameters read as strings.
+	asString map[*lang.PosParam]bool
 }
 
 func (c *checker) errorf(n lang.Node, hint, format string, args ...any) {
@@ -124,6 +138,22 @@ func (c *checker) param(n int) (string, bool) {
 	return "", false
 }
 
+// missingParams reports each parameter used as a number but not given: a
+// tool run without its argument fails here, before anything attaches.
+func (c *checker) missingParams() {
+	for _, p := range c.missing {
+		if c.asString[p] {
+			continue
+		}
+		how := "skbtrace " + c.src.Name + " ARG..."
+		if c.src.Name == "cmdline" {
+			how = "skbtrace -e 'PROGRAM' ARG..."
+		}
+		c.errorf(p, fmt.Sprintf("give the script's arguments after it: %s (%d given)", how, len(c.opts.Params)),
+			"$%d is not given", p.N)
+	}
+}
+
 func (c *checker) posParam(e *lang.PosParam) types.Type {
 	if e.Count {
 		c.info.Consts[e] = Const{Int: uint64(len(c.opts.Params))}
@@ -139,7 +169,12 @@ func (c *checker) posParam(e *lang.PosParam) types.Type {
 		return types.U64
 	}
 	if v == "" {
-		// bpftrace's rule: a missing parameter is 0 (or "" where a string is wanted).
+		// Where a string is wanted, a missing parameter is "" (a tool's
+		// optional flag: `$1 == "-c"`); as a number it is an error,
+		// reported once the whole script is checked.
+		if _, given := c.param(e.N); !given {
+			c.missing = append(c.missing, e)
+		}
 		c.info.Consts[e] = Const{}
 		return types.S64
 	}

@@ -65,6 +65,8 @@ func (c *checker) expr1(e lang.Expr) types.Type {
 		return c.binary(e)
 	case *lang.CondExpr:
 		return c.cond(e)
+	case *lang.CastExpr:
+		return c.cast(e)
 	case *lang.ParenExpr:
 		t := c.expr(e.X)
 		if k, ok := c.info.Consts[e.X]; ok {
@@ -95,6 +97,12 @@ func (c *checker) ident(e *lang.Ident) types.Type {
 		c.info.Consts[e] = Const{Int: k.Value}
 		return k.Type
 	}
+	if v, ok := indexOf(c.opts.BTF).enumerators[e.Name]; ok && isUpperName(e.Name) {
+		// A kernel enumerator, as C names it: TCP_CLOSE,
+		// SKB_DROP_REASON_NOT_SPECIFIED.
+		c.info.Consts[e] = Const{Int: v.value}
+		return types.Type{Kind: types.Int, Size: int(v.enum.Size), Signed: v.enum.Signed, Fmt: types.FmtEnum, BTF: v.enum}
+	}
 	for i, p := range c.ctx.Params {
 		// A probe's argument may be named bare, as SPEC.md's
 		// `ksym(location)` on tracepoint:skb:kfree_skb does.
@@ -104,6 +112,10 @@ func (c *checker) ident(e *lang.Ident) types.Type {
 		}
 	}
 	if c.ctx.Unresolved {
+		return types.Bad
+	}
+	if why, ok := unsupportedBuiltins[e.Name]; ok {
+		c.errorf(e, why, "bpftrace's %s is not supported", e.Name)
 		return types.Bad
 	}
 	if c.ctx.Skb {
@@ -181,11 +193,24 @@ func (c *checker) useField(e *lang.Ident, f *stdlib.Field) types.Type {
 		c.ctxErrorf(e, "func is the traced function in skb:, kprobe and fentry probes", "no traced function in this probe")
 		return types.Bad
 	}
+	if f.Src.Kind == stdlib.SrcNetfilter && c.info.Netfilter == nil {
+		l, err := netfilterLayout(c.opts.BTF)
+		if err != nil {
+			c.errorf(e, err.Error(), "%s is not available on this kernel", e.Name)
+			return types.Bad
+		}
+		c.info.Netfilter = l
+	}
 	c.info.Fields[e] = f
 	t := f.Type
 	switch f.Name {
 	case "skb":
 		t.BTF = c.info.SkbType
+	case "curtask":
+		var task *btf.Struct
+		if err := c.opts.BTF.TypeByName("task_struct", &task); err == nil {
+			t.BTF = task
+		}
 	case "retval":
 		t = c.ctx.Retval
 	case "reason":
@@ -193,6 +218,14 @@ func (c *checker) useField(e *lang.Ident, f *stdlib.Field) types.Type {
 		if err := c.opts.BTF.TypeByName("skb_drop_reason", &en); err == nil {
 			t.BTF = en
 		}
+	}
+	if f.Src.Kind == stdlib.SrcSkbPath && len(f.Src.Path) == 0 && f.Src.Base != stdlib.BaseSkb {
+		// A pointer to the base itself: ct.
+		st, ok := c.baseStruct(e, f)
+		if !ok {
+			return types.Bad
+		}
+		t.BTF = st
 	}
 	if f.Src.Kind == stdlib.SrcSkbPath && len(f.Src.Path) > 0 {
 		path, ok := c.skbPath(e, f)
@@ -212,7 +245,10 @@ func (c *checker) skbPath(e lang.Node, f *stdlib.Field) ([]Member, bool) {
 	if p, ok := c.info.SkbPaths[f]; ok {
 		return p, true
 	}
-	var cur btf.Type = c.info.SkbType
+	cur, ok := c.baseStruct(e, f)
+	if !ok {
+		return nil, false
+	}
 	var path []Member
 	deref := true
 	for _, name := range f.Src.Path {
@@ -233,15 +269,39 @@ func (c *checker) skbPath(e lang.Node, f *stdlib.Field) ([]Member, bool) {
 	return path, true
 }
 
+// baseStruct is the BTF struct a field's member chain starts from.
+func (c *checker) baseStruct(e lang.Node, f *stdlib.Field) (btf.Type, bool) {
+	if f.Src.Base == stdlib.BaseSkb {
+		return c.info.SkbType, true
+	}
+	var st *btf.Struct
+	if err := c.opts.BTF.TypeByName(f.Src.Base.BaseStruct(), &st); err != nil {
+		c.errorf(e, "this kernel's BTF has no struct "+f.Src.Base.BaseStruct(), "%s is not available on this kernel", f.Name)
+		return nil, false
+	}
+	return st, true
+}
+
 func (c *checker) field(e *lang.FieldExpr) types.Type {
+	if id, ok := e.X.(*lang.Ident); ok && id.Name == "args" && c.ctx.Record != nil {
+		// A classic tracepoint: args points to its record.
+		c.info.Types[id] = types.Type{Kind: types.Ptr, Size: 8, BTF: c.ctx.Record}
+		if loc, ok := c.ctx.DataLocs[e.Name]; ok {
+			c.info.DataLocs[e] = loc
+			return types.Str(loc.Size)
+		}
+		m, ok := c.recordField(e)
+		if !ok {
+			return types.Bad
+		}
+		c.info.Members[e] = m
+		return m.Type
+	}
 	if id, ok := e.X.(*lang.Ident); ok && id.Name == "args" {
 		c.info.Types[id] = types.Type{Kind: types.Args}
 		if c.ctx.Params == nil {
 			c.ctxErrorf(id, c.ctx.NoArgs, "no args in this probe")
 			return types.Bad
-		}
-		if e.Arrow {
-			c.errorf(e, "write args."+e.Name, "args is not a pointer; use .")
 		}
 		var names []string
 		for i, p := range c.ctx.Params {
@@ -254,6 +314,9 @@ func (c *checker) field(e *lang.FieldExpr) types.Type {
 		hint := "the arguments are " + strings.Join(names, ", ")
 		if m := lang.Suggest(e.Name, names); m != "" {
 			hint = "did you mean args." + m + "?"
+		}
+		if c.isFormatField(e.Name) {
+			hint = e.Name + " is a format field of this tracepoint, read as bpftrace reads it; skb fields, argN and bare argument names need the raw arguments, so a probe reads one or the other"
 		}
 		c.errorf(e, hint, "no argument %q in this probe", e.Name)
 		return types.Bad
@@ -430,4 +493,16 @@ func (info *Info) ConstInt(e lang.Expr) (int64, bool) {
 		return 0, false
 	}
 	return int64(k.Int), true
+}
+
+// isUpperName reports whether a name is written as C constants are,
+// A-Z, 0-9 and _: only those are taken for kernel enumerators, so that a
+// misspelt field is not silently an enum value.
+func isUpperName(s string) bool {
+	for _, r := range s {
+		if !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_') {
+			return false
+		}
+	}
+	return true
 }

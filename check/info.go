@@ -38,6 +38,20 @@ type Info struct {
 	SkbPaths map[*stdlib.Field][]Member
 	// Formats holds each printf's parsed format.
 	Formats map[*lang.CallExpr][]stdlib.Verb
+	// DataLocs maps args.NAME on a __data_loc field of a classic
+	// tracepoint to where its string is.
+	DataLocs map[lang.Expr]DataLoc
+	// Pcap holds the expression each pcap("filter") call compiles to.
+	Pcap map[*lang.CallExpr]lang.Expr
+	// Netfilter holds the offsets hook, table and chain read; nil when the
+	// script uses none of them.
+	Netfilter *NfLayout
+	// Capture holds the fields each capture() call annotates its frame
+	// with: mark, netns, ifindex, dev.
+	Capture map[*lang.CallExpr][]lang.Expr
+	// FuncNames holds, for `func == "NAME"` (or a ksym() value compared
+	// with a string), the function name compared with.
+	FuncNames map[*lang.BinaryExpr]string
 	// SkbType is struct sk_buff from the kernel's BTF.
 	SkbType *btf.Struct
 
@@ -92,6 +106,10 @@ type ProbeInfo struct {
 	// Unresolved is set when a spec could not be resolved (already
 	// reported); context errors are then not reported.
 	Unresolved bool
+	// Record and DataLocs are those of the specs when they are classic
+	// tracepoints (see SpecInfo.Record).
+	Record   *btf.Struct
+	DataLocs map[string]DataLoc
 }
 
 // SpecInfo is what one probe spec attaches to.
@@ -105,6 +123,13 @@ type SpecInfo struct {
 	ReasonParam int // index in Params of the enum skb_drop_reason, or -1
 	// Unresolved is set when the spec names nothing that exists.
 	Unresolved bool
+	// Record is set on a tracepoint read as bpftrace reads one, by its
+	// tracefs format fields: the struct a classic tracepoint program's
+	// context points to, whose members are args.NAME. DataLocs are its
+	// __data_loc strings. Category is the tracefs category (never *).
+	Record   *btf.Struct
+	DataLocs map[string]DataLoc
+	Category string
 }
 
 // Param is a typed probe argument.

@@ -27,14 +27,18 @@ func (c *checker) mapAssign(m *lang.MapExpr, keys []types.Type, v types.Type) {
 		if k.Kind == types.Invalid || mi.Keys[i].Kind == types.Invalid {
 			continue
 		}
-		if !sameKind(k, mi.Keys[i]) {
-			c.errorf(m.Keys[i], "", "key %d of %s is %s here but %s at %s", i+1, mapName(m.Name), k, mi.Keys[i], at)
+		if !sameKind(k, mi.Keys[i]) || !sameFormat(k, mi.Keys[i]) {
+			c.errorf(m.Keys[i], "a map keeps one key type: use another map", "key %d of %s is %s here but %s at %s", i+1, mapName(m.Name), describeInt(k), describeInt(mi.Keys[i]), at)
 			continue
 		}
 		mi.Keys[i] = widen(mi.Keys[i], k)
 	}
 	if !sameKind(v, mi.Value) {
 		c.errorf(m, "", "%s holds %s here but %s at %s", mapName(m.Name), v, mi.Value, at)
+		return
+	}
+	if !sameFormat(v, mi.Value) {
+		c.errorf(m, "a map keeps one value type: use another map", "%s holds %s here but %s at %s", mapName(m.Name), describeInt(v), describeInt(mi.Value), at)
 		return
 	}
 	mi.Value = widen(mi.Value, v)
@@ -102,4 +106,37 @@ func (c *checker) finishMaps() {
 			c.errorf(m, "", "%s holds %s; it is read here as %s", mapName(m.Name), rt, t)
 		}
 	}
+}
+
+// sameFormat reports whether two integers print the same way, so that they
+// may share a map's key or value: plain numbers (decimal, hex) mix, but a
+// kernel symbol, a time, an enum or a protocol name only with its own kind.
+func sameFormat(a, b types.Type) bool {
+	if a.Kind != types.Int || b.Kind != types.Int {
+		return true
+	}
+	plain := func(f types.Fmt) bool { return f == types.FmtDec || f == types.FmtHex }
+	if a.Fmt != b.Fmt {
+		return plain(a.Fmt) && plain(b.Fmt)
+	}
+	if a.Fmt == types.FmtEnum && a.BTF != nil && b.BTF != nil {
+		return a.BTF.TypeName() == b.BTF.TypeName()
+	}
+	return true
+}
+
+// fmtNames say what an integer printed as a name is, for messages.
+var fmtNames = map[types.Fmt]string{
+	types.FmtKsym: "a kernel symbol", types.FmtTime: "a time", types.FmtTCPState: "a TCP state",
+	types.FmtEtherType: "an ethertype", types.FmtIPProto: "an IP protocol", types.FmtTCPFlags: "TCP flags",
+	types.FmtPktType: "a packet type", types.FmtErrno: "an errno", types.FmtHex: "hex",
+}
+
+// describeInt names a type, saying how an integer prints where it prints
+// as more than a number: "u64 (a kernel symbol)".
+func describeInt(t types.Type) string {
+	if n, ok := fmtNames[t.Fmt]; ok && t.Kind == types.Int {
+		return t.String() + " (" + n + ")"
+	}
+	return t.String()
 }

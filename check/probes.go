@@ -3,6 +3,7 @@ package check
 import (
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/cilium/ebpf/btf"
@@ -15,8 +16,9 @@ import (
 // them: a field is usable in a probe only if every one of its specs has it.
 func (c *checker) probeContext(p *lang.Probe) *ProbeInfo {
 	pi := &ProbeInfo{Skb: true, Reason: true, Func: true, Retval: types.Bad}
+	use := scanArgs(p)
 	for i, s := range p.Specs {
-		si := c.spec(s)
+		si := c.spec(s, use)
 		pi.Specs = append(pi.Specs, si)
 		if si.Unresolved {
 			// The spec's own error was reported; do not add errors about
@@ -24,9 +26,16 @@ func (c *checker) probeContext(p *lang.Probe) *ProbeInfo {
 			pi.Unresolved = true
 			continue
 		}
+		if i == 0 {
+			pi.Record, pi.DataLocs = si.Record, si.DataLocs
+		} else if (si.Record == nil) != (pi.Record == nil) {
+			c.errorf(s, "split the probe list", "%s is read by its raw arguments and %s by its format fields", p.Specs[0].Text, s.Text)
+		}
 		skb, reason, fn, retval, noArgs := c.provides(si)
 		if noArgs != "" {
-			si.Params = nil
+			// SkbParam and ReasonParam index Params: no arguments, no skb
+			// or reason from them (a kretprobe's skb argument is gone).
+			si.Params, si.SkbParam, si.ReasonParam = nil, -1, -1
 		}
 		pi.Skb = pi.Skb && skb
 		pi.Reason = pi.Reason && reason
@@ -71,6 +80,9 @@ func (c *checker) provides(si *SpecInfo) (skb, reason, fn bool, retval types.Typ
 	case lang.ProbeKretprobe:
 		return false, false, true, c.retType(si), "a kretprobe does not see the arguments; use fexit:" + si.Spec.Target
 	case lang.ProbeTracepoint:
+		if si.Record != nil {
+			return false, false, false, retval, ""
+		}
 		return si.SkbParam >= 0, si.ReasonParam >= 0, false, retval, ""
 	case lang.ProbeBegin, lang.ProbeEnd:
 		return false, false, false, retval, string(si.Spec.Kind) + " has no arguments"
@@ -91,7 +103,7 @@ func (c *checker) retType(si *SpecInfo) types.Type {
 	return t
 }
 
-func (c *checker) spec(s *lang.ProbeSpec) *SpecInfo {
+func (c *checker) spec(s *lang.ProbeSpec, use argUse) *SpecInfo {
 	si := &SpecInfo{Spec: s, SkbParam: -1, ReasonParam: -1}
 	if s.Kind == "" {
 		// The parser already reported this spec.
@@ -99,6 +111,10 @@ func (c *checker) spec(s *lang.ProbeSpec) *SpecInfo {
 		return si
 	}
 	switch s.Kind {
+	case lang.ProbeSkb:
+		if _, err := path.Match(s.Target, ""); err != nil {
+			c.errorf(s, "a glob has * (any run), ? (one character) and [a-z] (a class), e.g. skb:ip_*", "invalid pattern %q: %v", s.Target, err)
+		}
 	case lang.ProbeKprobe, lang.ProbeKretprobe, lang.ProbeFentry, lang.ProbeFexit:
 		var fn *btf.Func
 		err := c.opts.BTF.TypeByName(s.Target, &fn)
@@ -120,24 +136,23 @@ func (c *checker) spec(s *lang.ProbeSpec) *SpecInfo {
 			return si
 		}
 		var td *btf.Typedef
-		if err := c.opts.BTF.TypeByName("btf_trace_"+s.Name, &td); err != nil {
-			hint := ""
-			if m := c.suggestBTF(s.Name, "tracepoint"); m != "" {
-				hint = "did you mean " + m + "?"
+		haveRaw := c.opts.BTF.TypeByName("btf_trace_"+s.Name, &td) == nil
+		if haveRaw {
+			if ptr, _ := btf.UnderlyingType(td.Type).(*btf.Pointer); ptr != nil {
+				proto, _ := ptr.Target.(*btf.FuncProto)
+				c.setProto(si, c.namedTracepointProto(s.Name, proto), 1)
 			}
-			c.errorf(s, hint, "unknown tracepoint %s:%s", s.Category, s.Name)
-			si.Unresolved = true
+		}
+		if wantsRecord(use, si, haveRaw) {
+			if !c.useRecord(si, haveRaw) {
+				si.Unresolved = true
+			}
 			return si
 		}
 		if c.opts.TracepointExists != nil && !c.opts.TracepointExists(s.Category, s.Name) {
 			c.errorf(s, "", "no tracepoint %s in category %q", s.Name, s.Category)
 			si.Unresolved = true
 			return si
-		}
-		ptr, _ := btf.UnderlyingType(td.Type).(*btf.Pointer)
-		if ptr != nil {
-			proto, _ := ptr.Target.(*btf.FuncProto)
-			c.setProto(si, c.namedTracepointProto(s.Name, proto), 1)
 		}
 	}
 	return si

@@ -71,6 +71,9 @@ func (c *checker) assign(s *lang.AssignStmt) {
 			if !old.IsInt() || !v.IsInt() {
 				c.errorf(s, "", "%s needs integers, got %s and %s", s.Op, old, v)
 			}
+			if s.Op == "<<=" || s.Op == ">>=" {
+				c.shiftCount(s.Value)
+			}
 			c.info.Types[t] = old
 			return
 		}
@@ -80,8 +83,6 @@ func (c *checker) assign(s *lang.AssignStmt) {
 		}
 		if exists {
 			v = widen(old, v)
-		} else if v.IsInt() {
-			v = types.Type{Kind: types.Int, Size: 8, Signed: v.Signed, Fmt: v.Fmt, BTF: v.BTF}
 		}
 		c.vars[t.Name] = v
 		c.info.Types[t] = v
@@ -101,6 +102,9 @@ func (c *checker) assign(s *lang.AssignStmt) {
 		if s.Op != "=" && !v.IsInt() {
 			c.errorf(s.Value, "", "%s needs an integer, got %s", s.Op, v)
 			return
+		}
+		if s.Op == "<<=" || s.Op == ">>=" {
+			c.shiftCount(s.Value)
 		}
 		if v.Kind != types.Agg && !storable(v) {
 			c.errorf(s.Value, "", "a map cannot hold %s", v)

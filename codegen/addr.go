@@ -14,7 +14,7 @@ import (
 // address slot and returns it; a comparison consumes it at once.
 func (g *gen) addrOperand(e lang.Expr) (int16, error) {
 	if g.addrSlot == 0 {
-		at, err := g.frame.alloc(AddrSize)
+		at, err := g.frame.keep(AddrSize)
 		if err != nil {
 			return 0, err
 		}
@@ -69,6 +69,12 @@ func (g *gen) ntop(c *lang.CallExpr, at int16) error {
 	}
 	if err := g.memberAddr(arg, "ntop of this value; pass a member such as sk->__sk_common.skc_v6_daddr", asm.R3); err != nil {
 		return err
+	}
+	if t.Size == 4 {
+		// A 4-byte array, as tracepoints carry IPv4 addresses (saddr[4]).
+		g.probeRead(at, 4)
+		g.emit(asm.StoreImm(asm.RFP, at+16, 4, asm.Byte))
+		return nil
 	}
 	g.probeRead(at, 16)
 	g.emit(asm.StoreImm(asm.RFP, at+16, 6, asm.Byte))

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skbtrace/skbtrace/codegen"
 	// The -update flag of golden files is defined there; `go test ./... -update` needs every package to accept it.
 	_ "github.com/skbtrace/skbtrace/internal/golden"
 	"github.com/skbtrace/skbtrace/scripts"
@@ -21,14 +22,15 @@ func BenchmarkCompileDropCount(b *testing.B) {
 }
 
 // BenchmarkCompileTools measures parse+check+codegen of each bundled tool
-// and reports its instructions, all programs together.
+// and reports its instructions, all programs together. Tools that take an
+// argument (pktpath's mark) get "1".
 func BenchmarkCompileTools(b *testing.B) {
 	for _, tool := range scripts.All() {
 		b.Run(tool.Name, func(b *testing.B) {
 			var insns int
 			for b.Loop() {
 				insns = 0
-				for _, p := range compile(b, tool.Text).Programs {
+				for _, p := range compileArgs(b, tool.Text, []string{"1"}, codegen.Options{}).Programs {
 					insns += len(p.Prog.Instructions)
 				}
 			}
@@ -67,6 +69,24 @@ func BenchmarkCompile200Lines(b *testing.B) {
 	for b.Loop() {
 		insns = 0
 		for _, p := range compile(b, text).Programs {
+			insns += len(p.Prog.Instructions)
+		}
+	}
+	b.ReportMetric(float64(insns), "insns")
+}
+
+// BenchmarkCompileBEGINProbes measures parse+check+codegen of 4,000 BEGIN
+// probes, each a map update and a printf: compile time linear in the script.
+func BenchmarkCompileBEGINProbes(b *testing.B) {
+	var s strings.Builder
+	const n = 4000
+	for i := range n {
+		fmt.Fprintf(&s, "BEGIN { @m%d = count(); printf(\"%%d\\n\", %d) }\n", i, i)
+	}
+	var insns int
+	for b.Loop() {
+		insns = 0
+		for _, p := range compile(b, s.String()).Programs {
 			insns += len(p.Prog.Instructions)
 		}
 	}

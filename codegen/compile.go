@@ -1,6 +1,7 @@
 package codegen
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/stdlib"
 )
 
 // ctxKind says how a program reads its arguments.
@@ -19,6 +21,9 @@ const (
 	ctxArgs ctxKind = iota
 	// ctxRegs: R1 points to struct pt_regs (kprobe, kretprobe).
 	ctxRegs
+	// ctxRecord: R1 points to a tracepoint's record (a classic
+	// tracepoint program); args is that pointer.
+	ctxRecord
 )
 
 // Program is one eBPF program: the code of a probe for one of its specs.
@@ -31,6 +36,10 @@ type Program struct {
 	// program reads; the runtime attaches it to the functions whose skb is
 	// there. -1 for other probes.
 	SkbArg int
+	// HasReason says the drop reason is argument ReasonArg of the functions
+	// (or tracepoint) this skb: program attaches to.
+	HasReason bool
+	ReasonArg int
 	// Tracepoint is set when an skb: probe falls back to this tracepoint.
 	Tracepoint string
 	// Function is set when an skb: probe traces this function with fentry.
@@ -46,15 +55,20 @@ func (p *Program) KprobeForm() bool {
 	return p.SkbArg >= 0 && p.Tracepoint == "" && p.Function == ""
 }
 
-// SkbTarget is one thing an skb: probe compiles a program for, when it is
-// not the kprobe form (one program per skb position, attached by the runtime
-// to many functions): a tracepoint it falls back to where no function
-// backend can attach, or a function for the fentry backend.
+// SkbTarget is one thing an skb: probe compiles a program for: a
+// tracepoint it falls back to where no function backend can attach, a
+// function for the fentry backend, or (no Name) the kprobe form: one
+// program for an skb position and a reason position, which the runtime
+// attaches to every function whose arguments are there.
 type SkbTarget struct {
 	Name string
 	// Fentry makes the target a function, traced with fentry.
 	Fentry bool
 	SkbArg int
+	// HasReason says argument ReasonArg is the drop reason (enum
+	// skb_drop_reason), which `reason` reads.
+	HasReason bool
+	ReasonArg int
 	// FuncAddr is what `func` reads on a tracepoint: the address of the
 	// kernel's __traceiter_NAME.
 	FuncAddr uint64
@@ -63,24 +77,30 @@ type SkbTarget struct {
 // Options configure code generation.
 type Options struct {
 	// SkbTargets, keyed by an skb: spec's glob, makes that spec compile to
-	// one program per target (tp_btf or fentry) instead of kprobe programs.
+	// one program per target (tp_btf, fentry, or a kprobe-form shape).
+	// Without it, a spec compiles to kprobe-form programs for the skb
+	// positions 0 to SkbArgs-1, without a reason.
 	SkbTargets map[string][]SkbTarget
-	// SkbKprobeArgs, keyed by an skb: spec's glob, limits the kprobe form's
-	// programs to these skb positions (default: 0 to SkbArgs-1).
-	SkbKprobeArgs map[string][]int
 	// CPUs bounds the loops that read per-CPU maps in a program; 0 means
 	// this machine's possible CPUs.
 	CPUs int
 	// PerfEvents writes records to a perf event array instead of a ring
 	// buffer, for kernels before 5.8.
 	PerfEvents bool
+	// Ksym returns a kernel symbol's address, 0 if unknown: table and chain
+	// recognise nftables' and iptables' hook functions by it.
+	Ksym func(name string) uint64
 	// EventsBytes is the ring buffer's size, or each CPU's perf buffer's;
 	// 0 means 4 MiB (ring buffer) or 256 KiB (perf, per CPU).
 	EventsBytes int
+	// Snaplen is how many bytes of a packet capture() records: 0 means
+	// DefaultSnaplen; larger than MaxSnaplen, MaxSnaplen.
+	Snaplen int
 }
 
-// SkbArgs are the argument positions skb: programs are generated for: the
-// skb is among the first five arguments of nearly every function taking one.
+// SkbArgs are the argument positions skb: programs are generated for when
+// the runtime does not say which (a dump with -d): the skb is among the
+// first five arguments of nearly every function taking one.
 const SkbArgs = 5
 
 // Output is a compiled script: its programs, the maps they share, and the
@@ -99,7 +119,8 @@ type Output struct {
 // Compile generates the programs of a checked script.
 func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 	out := &Output{Maps: map[string]*ebpf.MapSpec{}, Lhist: map[string][3]int64{}}
-	ms := &mapSet{info: info, specs: out.Maps, cpus: opts.CPUs, perf: opts.PerfEvents, eventsBytes: opts.EventsBytes, track: usesTrack(info)}
+	ms := &mapSet{info: info, specs: out.Maps, cpus: opts.CPUs, perf: opts.PerfEvents, eventsBytes: opts.EventsBytes, track: usesTrack(info),
+		snaplen: min(cmp.Or(opts.Snaplen, DefaultSnaplen), MaxSnaplen)}
 	if ms.cpus == 0 {
 		n, err := ebpf.PossibleCPU()
 		if err != nil {
@@ -111,16 +132,11 @@ func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 		for si, spec := range info.Probes[p].Specs {
 			name := fmt.Sprintf("p%d_%d", pi, si)
 			var targets []SkbTarget
-			args, limited := opts.SkbKprobeArgs[spec.Spec.Target]
 			switch tps, ok := opts.SkbTargets[spec.Spec.Target]; {
 			case spec.Spec.Kind != lang.ProbeSkb:
 				targets = []SkbTarget{{SkbArg: -1}}
 			case ok:
 				targets = tps
-			case limited:
-				for _, a := range args {
-					targets = append(targets, SkbTarget{SkbArg: a})
-				}
 			default:
 				for a := 0; a < SkbArgs; a++ {
 					targets = append(targets, SkbTarget{SkbArg: a})
@@ -133,10 +149,12 @@ func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 					n = fmt.Sprintf("%s_fn%d", name, i)
 				case tg.Name != "":
 					n = fmt.Sprintf("%s_tp%d", name, i)
+				case tg.HasReason:
+					n = fmt.Sprintf("%s_skb%d_r%d", name, tg.SkbArg, tg.ReasonArg)
 				case tg.SkbArg >= 0:
 					n = fmt.Sprintf("%s_skb%d", name, tg.SkbArg)
 				}
-				prog, err := compileProbe(info, ms, out, p, spec, n, tg)
+				prog, err := compileProbe(info, ms, out, p, spec, n, tg, opts.Ksym)
 				var ue *unsupportedError
 				if errors.As(err, &ue) {
 					// Point at the script, as the checker does.
@@ -144,15 +162,25 @@ func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 					d.Add(ue.span, "", "%s is not compiled yet", ue.what)
 					return nil, d
 				}
+				var big errTooLarge
+				if errors.As(err, &big) {
+					d := &lang.Diagnostics{Src: s.Src}
+					d.Add(spec.Spec.At, "split the probe into several, each with a part of the conditions; or count by key in a map instead of testing each value", "%v", err)
+					return nil, d
+				}
 				if err != nil {
-					return nil, fmt.Errorf("%s: %w", spec.Spec.Text, err)
+					d := &lang.Diagnostics{Src: s.Src}
+					d.Add(spec.Spec.At, "", "%v", err)
+					return nil, d
 				}
 				out.Programs = append(out.Programs, prog)
 			}
 		}
 	}
 	if ms.track {
-		trackHelpers(out)
+		if err := trackHelpers(out, info.SkbType); err != nil {
+			return nil, fmt.Errorf("track(): %w", err)
+		}
 	}
 	if opts.PerfEvents {
 		out.PerfBytes = ms.perfBytes()
@@ -182,6 +210,16 @@ type gen struct {
 	// ip and addrSlot are the scratch slots of header and address reads.
 	ip       *ipSlots
 	addrSlot int16
+	// pkt holds the packet a pcap filter reads; pcapShort is the label a
+	// load past its end jumps to, while a filter is being generated.
+	pkt       *pktSlots
+	pcapShort string
+	// nf holds what nfScan found; usesTables says whether it looks for
+	// the table too (table or chain are read); ksym resolves the hook
+	// functions' addresses.
+	nf         *nfSlots
+	usesTables bool
+	ksym       func(string) uint64
 	// mapOf names the map an aggregation call is assigned to.
 	mapOf map[*lang.CallExpr]string
 }
@@ -211,12 +249,17 @@ func (g *gen) mark(label string) {
 
 const exitLabel = "exit"
 
-func compileProbe(info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec *check.SpecInfo, name string, tg SkbTarget) (*Program, error) {
-	g := &gen{info: info, maps: ms, out: out, probe: p, spec: spec, vars: map[string]int16{}, skbArg: tg.SkbArg, target: tg, mapOf: map[*lang.CallExpr]string{}}
+func compileProbe(info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec *check.SpecInfo, name string, tg SkbTarget, ksym func(string) uint64) (*Program, error) {
+	g := &gen{info: info, maps: ms, out: out, probe: p, spec: spec, vars: map[string]int16{}, skbArg: tg.SkbArg, target: tg, mapOf: map[*lang.CallExpr]string{}, ksym: ksym}
 	g.vs.g = g
 	ps := &ebpf.ProgramSpec{Name: name, License: "GPL"}
 	switch spec.Spec.Kind {
 	case lang.ProbeTracepoint:
+		if spec.Record != nil {
+			g.ctx = ctxRecord
+			ps.Type, ps.AttachTo = ebpf.TracePoint, spec.Category+"/"+spec.Spec.Name
+			break
+		}
 		g.ctx = ctxArgs
 		ps.Type, ps.AttachType, ps.AttachTo = ebpf.Tracing, ebpf.AttachTraceRawTp, spec.Spec.Name
 	case lang.ProbeFentry:
@@ -257,29 +300,45 @@ func compileProbe(info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec
 	g.emit(asm.Mov.Reg(asm.R9, asm.R1))
 	// Header fields read the IP header parsed once, before the predicate
 	// or the body, whichever reads one first.
-	parseAt := p.Body
+	parseAt, scanAt := p.Body, p.Body
 	if g.usesHeaders(p.Pred) {
 		parseAt = nil
 		if err := g.parseIP(); err != nil {
 			return nil, err
 		}
 	}
-	if p.Pred != nil {
-		body := g.label("body")
-		if ms.track && (tg.SkbArg >= 0 || spec.SkbParam >= 0) {
-			if err := g.skipIfTracked(body); err != nil {
-				return nil, err
-			}
+	// So are hook, table and chain, from one look for the netfilter state.
+	g.usesTables = g.usesKind(p.Pred, stdlib.SrcNetfilter, "table", "chain") || g.usesKind(p.Body, stdlib.SrcNetfilter, "table", "chain")
+	if g.usesKind(p.Pred, stdlib.SrcNetfilter) {
+		scanAt = nil
+		if err := g.nfScan(); err != nil {
+			return nil, err
 		}
+	}
+	body := g.label("body")
+	gated := ms.track && (tg.SkbArg >= 0 || spec.SkbParam >= 0)
+	if gated {
+		if err := g.trackGate(body); err != nil {
+			return nil, err
+		}
+	}
+	if p.Pred != nil {
 		if err := g.expr(p.Pred); err != nil {
 			return nil, err
 		}
 		g.vs.pop(asm.R0)
 		g.emit(asm.JEq.Imm(asm.R0, 0, exitLabel))
+	}
+	if gated || p.Pred != nil {
 		g.mark(body)
 	}
 	if parseAt != nil && g.usesHeaders(parseAt) {
 		if err := g.parseIP(); err != nil {
+			return nil, err
+		}
+	}
+	if scanAt != nil && g.usesKind(scanAt, stdlib.SrcNetfilter) {
+		if err := g.nfScan(); err != nil {
 			return nil, err
 		}
 	}
@@ -291,7 +350,13 @@ func compileProbe(info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec
 		asm.Return(),
 	)
 	ps.Instructions = peephole(g.insns)
-	prog := &Program{Probe: p, Spec: spec, Name: name, Prog: ps, SkbArg: tg.SkbArg}
+	if n := mapsUsed(ps.Instructions); n > maxProgMaps {
+		return nil, fmt.Errorf("the probe uses %d maps, and the kernel lets one program use at most %d; split it into smaller probes", n, maxProgMaps)
+	}
+	if err := checkJumps(ps.Instructions); err != nil {
+		return nil, err
+	}
+	prog := &Program{Probe: p, Spec: spec, Name: name, Prog: ps, SkbArg: tg.SkbArg, HasReason: tg.HasReason, ReasonArg: tg.ReasonArg}
 	if tg.Fentry {
 		prog.Function = tg.Name
 	} else {
@@ -312,4 +377,19 @@ func (e *unsupportedError) Error() string {
 
 func unsupported(n lang.Node, what string) error {
 	return &unsupportedError{span: n.Span(), what: what}
+}
+
+// maxProgMaps is the kernel's limit on the maps one program uses
+// (MAX_USED_MAPS).
+const maxProgMaps = 64
+
+// mapsUsed counts the distinct maps a program's instructions load.
+func mapsUsed(insns asm.Instructions) int {
+	seen := map[string]bool{}
+	for _, ins := range insns {
+		if ins.IsLoadFromMap() {
+			seen[ins.Reference()] = true
+		}
+	}
+	return len(seen)
 }

@@ -41,6 +41,7 @@ const (
 	EventPrintMap // print(@m)
 	EventClearMap // clear(@m)
 	EventZeroMap  // zero(@m)
+	EventCapture  // capture(): a packet for the -w file
 )
 
 // Event describes the records one printf or print call writes. A record is
@@ -58,6 +59,9 @@ type Event struct {
 	// Map is the script map an EventPrintMap, EventClearMap or EventZeroMap
 	// is about, without its @.
 	Map string
+	// End is set on an END probe's records: the only ones printed after
+	// exit(), as bpftrace does.
+	End bool
 }
 
 // EventArg is one value in a record.
@@ -100,8 +104,24 @@ func (ms *mapSet) eventMaps() {
 
 // output compiles printf(...) and print(a, b, ...) into a ring buffer record.
 func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
-	ev := &Event{ID: len(g.out.Events), Kind: EventPrint, Size: printHead, Probe: g.spec.Spec.Name + g.target.Name}
+	ev := &Event{ID: len(g.out.Events), Kind: EventPrint, Size: printHead, Probe: g.spec.Spec.Name + g.target.Name,
+		End: g.spec.Spec.Kind == lang.ProbeEnd}
 	args := c.Args
+	if c.Name == "time" {
+		// One verb, the strftime format, printed with the event's time.
+		ev.Kind, ev.Size, ev.Verbs = EventPrintf, 16, g.info.Formats[c]
+		ev.Args = []EventArg{{Name: "time", Type: types.Type{Kind: types.Int, Size: 8, Fmt: types.FmtTime}, Offset: 8, Size: 8}}
+		rec, err := g.frame.alloc(ev.Size)
+		if err != nil {
+			return err
+		}
+		g.maps.eventMaps()
+		g.emit(asm.Mov.Imm(asm.R0, int32(ev.ID)), asm.StoreMem(asm.RFP, rec, asm.R0, asm.DWord))
+		g.emit(asm.FnKtimeGetNs.Call(), asm.StoreMem(asm.RFP, rec+8, asm.R0, asm.DWord))
+		g.submit(rec, ev.Size)
+		g.out.Events = append(g.out.Events, ev)
+		return nil
+	}
 	if c.Name == "printf" {
 		ev.Kind, ev.Size, ev.Verbs = EventPrintf, 8, g.info.Formats[c]
 		args = args[1:]
@@ -112,7 +132,7 @@ func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
 	}
 	for _, a := range args {
 		t := g.info.Types[a]
-		if !inReg(t) && t.Kind != types.String && t.Kind != types.Addr && t.Kind != types.Endpoint {
+		if !inReg(t) && t.Kind != types.String && t.Kind != types.Addr && t.Kind != types.Endpoint && t.Kind != types.Packet {
 			return unsupported(a, "printing a "+t.String())
 		}
 		size := SlotSize(t)
@@ -124,23 +144,12 @@ func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
 		return err
 	}
 	g.maps.eventMaps()
-	g.emit(asm.Mov.Imm(asm.R0, int32(ev.ID)), asm.StoreMem(asm.RFP, rec, asm.R0, asm.DWord))
 	if ev.Kind == EventPrint {
-		g.emit(asm.FnKtimeGetNs.Call(), asm.StoreMem(asm.RFP, rec+PrintTime, asm.R0, asm.DWord))
-		g.emit(asm.FnGetSmpProcessorId.Call(), asm.StoreMem(asm.RFP, rec+PrintCPU, asm.R0, asm.DWord))
-		g.emit(asm.Mov.Imm(asm.R0, 0))
-		if g.skbArg >= 0 || g.spec.SkbParam >= 0 {
-			if err := g.skbPtr(); err != nil {
-				return err
-			}
-			g.vs.pop(asm.R0)
+		if err := g.printHead(ev, rec); err != nil {
+			return err
 		}
-		g.emit(asm.StoreMem(asm.RFP, rec+PrintSkb, asm.R0, asm.DWord))
-		g.emit(asm.Mov.Imm(asm.R0, 0))
-		if g.info.Probes[g.probe].Func {
-			g.funcIP()
-		}
-		g.emit(asm.StoreMem(asm.RFP, rec+PrintFunc, asm.R0, asm.DWord))
+	} else {
+		g.emit(asm.Mov.Imm(asm.R0, int32(ev.ID)), asm.StoreMem(asm.RFP, rec, asm.R0, asm.DWord))
 	}
 	for i, a := range args {
 		if err := g.into(a, rec+int16(ev.Args[i].Offset), ev.Args[i].Size); err != nil {
@@ -152,28 +161,55 @@ func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
 	return nil
 }
 
+// printHead writes the head of a print (or capture) record at rec: the
+// event's id, the time, the CPU, the skb address and the function.
+func (g *gen) printHead(ev *Event, rec int16) error {
+	g.emit(asm.Mov.Imm(asm.R0, int32(ev.ID)), asm.StoreMem(asm.RFP, rec, asm.R0, asm.DWord))
+	g.emit(asm.FnKtimeGetNs.Call(), asm.StoreMem(asm.RFP, rec+PrintTime, asm.R0, asm.DWord))
+	g.emit(asm.FnGetSmpProcessorId.Call(), asm.StoreMem(asm.RFP, rec+PrintCPU, asm.R0, asm.DWord))
+	g.emit(asm.Mov.Imm(asm.R0, 0))
+	if g.skbArg >= 0 || g.spec.SkbParam >= 0 {
+		if err := g.skbPtr(); err != nil {
+			return err
+		}
+		g.vs.pop(asm.R0)
+	}
+	g.emit(asm.StoreMem(asm.RFP, rec+PrintSkb, asm.R0, asm.DWord))
+	g.emit(asm.Mov.Imm(asm.R0, 0))
+	if g.info.Probes[g.probe].Func {
+		g.funcIP()
+	}
+	g.emit(asm.StoreMem(asm.RFP, rec+PrintFunc, asm.R0, asm.DWord))
+	return nil
+}
+
 // submit writes size bytes at rec to the ring buffer, counting a failure in
 // the lost map.
 func (g *gen) submit(rec int16, size int) {
+	g.submitWith(rec, func(data, n asm.Register) {
+		g.emit(asm.Mov.Reg(data, asm.RFP), asm.Add.Imm(data, int32(rec)), asm.Mov.Imm(n, int32(size)))
+	})
+}
+
+// submitWith writes a record to the ring buffer (or perf buffer): load
+// puts its address and size in the two registers it is given. A failure is
+// counted in the lost map; the 8 bytes at rec are then reused as its key.
+func (g *gen) submitWith(rec int16, load func(data, size asm.Register)) {
 	sent := g.label("sent")
 	if g.maps.perf {
 		// bpf_perf_event_output(ctx, map, BPF_F_CURRENT_CPU, data, size)
+		load(asm.R4, asm.R5)
 		g.emit(
 			asm.Mov.Reg(asm.R1, asm.R9),
 			asm.LoadMapPtr(asm.R2, 0).WithReference(EventsMap),
 			asm.LoadImm(asm.R3, 0xffffffff, asm.DWord),
-			asm.Mov.Reg(asm.R4, asm.RFP),
-			asm.Add.Imm(asm.R4, int32(rec)),
-			asm.Mov.Imm(asm.R5, int32(size)),
 			asm.FnPerfEventOutput.Call(),
 			asm.JEq.Imm(asm.R0, 0, sent),
 		)
 	} else {
+		load(asm.R2, asm.R3)
 		g.emit(
 			asm.LoadMapPtr(asm.R1, 0).WithReference(EventsMap),
-			asm.Mov.Reg(asm.R2, asm.RFP),
-			asm.Add.Imm(asm.R2, int32(rec)),
-			asm.Mov.Imm(asm.R3, int32(size)),
 			asm.Mov.Imm(asm.R4, 0),
 			asm.FnRingbufOutput.Call(),
 			asm.JEq.Imm(asm.R0, 0, sent),
@@ -195,7 +231,7 @@ func (g *gen) submit(rec int16, size int) {
 // control writes a record that asks the runtime to act: exit, or print,
 // clear or zero a whole map. It has just the event's id.
 func (g *gen) control(ev *Event) error {
-	ev.ID, ev.Size, ev.Probe = len(g.out.Events), 8, g.spec.Spec.Name
+	ev.ID, ev.Size, ev.Probe, ev.End = len(g.out.Events), 8, g.spec.Spec.Name, g.spec.Spec.Kind == lang.ProbeEnd
 	rec, err := g.frame.alloc(8)
 	if err != nil {
 		return err
@@ -213,16 +249,15 @@ func (g *gen) stringInto(e lang.Expr, at int16, size int) error {
 	// A read never goes past the source's own size, nor fills the last byte.
 	n := min(size, g.info.Types[e].Size)
 	if k, ok := g.info.Consts[e]; ok && k.IsStr {
-		b := []byte(k.Str)
-		for i := 0; i < len(b) && i < size-1; i++ {
-			g.emit(asm.StoreImm(asm.RFP, at+int16(i), int64(b[i]), asm.Byte))
-		}
+		g.storeString(at, size, k.Str)
 		return nil
 	}
 	switch e := lang.Unparen(e).(type) {
 	case *lang.Ident:
 		f := g.info.Fields[e]
 		switch {
+		case f != nil && f.Src.Kind == stdlib.SrcNetfilter:
+			return g.nfName(f.Name, at, n)
 		case f != nil && f.Name == "comm":
 			g.emit(
 				asm.Mov.Reg(asm.R1, asm.RFP), asm.Add.Imm(asm.R1, int32(at)),
@@ -231,12 +266,23 @@ func (g *gen) stringInto(e lang.Expr, at int16, size int) error {
 			)
 			return nil
 		case f != nil && f.Src.Kind == stdlib.SrcSkbPath && len(f.Src.Path) > 0:
-			if err := g.skbPtr(); err != nil {
+			if err := g.basePtr(f.Src.Base); err != nil {
 				return err
 			}
 			return g.pathString(g.info.SkbPaths[f], at, n)
 		}
 	case *lang.FieldExpr:
+		if loc, ok := g.info.DataLocs[e]; ok {
+			// A __data_loc string: the low 16 bits of the u32 in the
+			// record are where the string is, from the record's start.
+			g.emit(
+				asm.LoadMem(asm.R3, asm.R9, int16(loc.Offset), asm.Word),
+				asm.And.Imm(asm.R3, 0xffff),
+				asm.Add.Reg(asm.R3, asm.R9),
+			)
+			g.readString(at, n)
+			return nil
+		}
 		if err := g.memberAddr(e, "this string", asm.R3); err != nil {
 			return err
 		}
@@ -253,6 +299,10 @@ func (g *gen) stringInto(e lang.Expr, at int16, size int) error {
 			return err
 		}
 		g.vs.pop(asm.R3)
+		if g.userPointer(e.Args[0]) {
+			g.readWith(asm.FnProbeReadUserStr, at, n)
+			return nil
+		}
 		g.readString(at, n)
 		return nil
 	}
@@ -309,4 +359,16 @@ func (ms *mapSet) startMap() {
 	if _, ok := ms.specs[StartMap]; !ok {
 		ms.specs[StartMap] = &ebpf.MapSpec{Name: StartMap, Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: 1}
 	}
+}
+
+// userPointer reports whether e is a pointer into user memory: a pointer
+// field of a syscall tracepoint's record (args.filename of
+// sys_enter_openat), which str() reads with bpf_probe_read_user_str.
+func (g *gen) userPointer(e lang.Expr) bool {
+	fe, ok := lang.Unparen(e).(*lang.FieldExpr)
+	if !ok || g.spec == nil || g.spec.Record == nil || g.spec.Category != "syscalls" {
+		return false
+	}
+	id, ok := fe.X.(*lang.Ident)
+	return ok && id.Name == "args"
 }

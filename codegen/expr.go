@@ -2,26 +2,41 @@ package codegen
 
 import (
 	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/btf"
 
 	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/lang/pcapfilter"
 	"github.com/skbtrace/skbtrace/lang/types"
 	"github.com/skbtrace/skbtrace/stdlib"
 )
 
-// x86-64 struct pt_regs offsets of the first six arguments, and of the
-// return value (ax).
+// x86-64 struct pt_regs offsets of the first six arguments (di, si, dx,
+// cx, r8, r9), of the return value (ax) and of the stack pointer.
 var ptRegsArg = []int16{112, 104, 96, 88, 72, 64}
 
-const ptRegsRet = 80
+const (
+	ptRegsRet = 80
+	ptRegsSP  = 152
+)
 
-// loadArg loads argument i of the traced function into dst.
+// loadArg loads argument i (from 0) of the traced function into dst. In a
+// kprobe, the arguments past the sixth are on the stack: at the function's
+// entry sp points to the return address, and argument i is 8*(i-5) bytes
+// above it.
 func (g *gen) loadArg(dst asm.Register, i int) error {
 	if g.ctx == ctxRegs {
-		if i >= len(ptRegsArg) {
-			return unsupported(g.probe, "an argument past the sixth")
+		if i < len(ptRegsArg) {
+			g.emit(asm.LoadMem(dst, asm.R9, ptRegsArg[i], asm.DWord))
+			return nil
 		}
-		g.emit(asm.LoadMem(dst, asm.R9, ptRegsArg[i], asm.DWord))
+		slot, err := g.readScratch()
+		if err != nil {
+			return err
+		}
+		g.emit(asm.LoadMem(asm.R3, asm.R9, ptRegsSP, asm.DWord), asm.Add.Imm(asm.R3, int32(8*(i-len(ptRegsArg)+1))))
+		g.probeRead(slot, 8)
+		g.emit(asm.LoadMem(dst, asm.RFP, slot, asm.DWord))
 		return nil
 	}
 	g.emit(asm.LoadMem(dst, asm.R9, int16(8*i), asm.DWord))
@@ -75,9 +90,23 @@ func (g *gen) expr(e lang.Expr) error {
 	switch e := e.(type) {
 	case *lang.ParenExpr:
 		return g.expr(e.X)
+	case *lang.CastExpr:
+		// A pointer cast changes only the type members resolve against.
+		if err := g.expr(e.X); err != nil {
+			return err
+		}
+		if t.Kind == types.Int {
+			g.vs.pop(asm.R0)
+			g.fit(asm.R0, t)
+			return g.vs.push(asm.R0)
+		}
+		return nil
 	case *lang.Ident:
 		if f := g.info.Fields[e]; f != nil {
 			return g.field(e, f)
+		}
+		if e.Name == "args" && g.ctx == ctxRecord {
+			return g.vs.push(asm.R9)
 		}
 	case *lang.VarExpr:
 		g.emit(asm.LoadMem(asm.R0, asm.RFP, g.vars[e.Name], asm.DWord))
@@ -96,16 +125,27 @@ func (g *gen) expr(e lang.Expr) error {
 		return g.cond(e)
 	case *lang.CallExpr:
 		switch e.Name {
-		case "ksym", "hex", "tcp_state":
+		case "ksym", "hex", "tcp_state", "why":
 			// Only the printing differs: the type says how.
 			return g.expr(e.Args[0])
-		case "ntohs", "ntohl":
+		case "pcap":
+			return g.pcap(e)
+		case pcapfilter.LoadFunc:
+			return g.pcapLoad(e)
+		case pcapfilter.LenFunc:
+			return g.pcapLen(e)
+		case "ntohs", "ntohl", "bswap":
 			if err := g.expr(e.Args[0]); err != nil {
 				return err
+			}
+			if t.Size == 1 {
+				return nil
 			}
 			g.vs.pop(asm.R0)
 			g.emit(asm.HostTo(asm.BE, asm.R0, sizeOf(t.Size)))
 			return g.vs.push(asm.R0)
+		case "kstack":
+			return g.context(&lang.Ident{At: e.At, Name: "kstack"}, stdlib.LookupField("kstack"))
 		}
 		return unsupported(e, e.Name+"()")
 	}
@@ -116,16 +156,31 @@ func (g *gen) expr(e lang.Expr) error {
 func (g *gen) field(e *lang.Ident, f *stdlib.Field) error {
 	switch f.Src.Kind {
 	case stdlib.SrcSkbPath:
-		if err := g.skbPtr(); err != nil {
+		if err := g.basePtr(f.Src.Base); err != nil {
 			return err
 		}
 		path := g.info.SkbPaths[f]
-		if len(path) == 0 { // the skb pointer itself
+		if len(path) == 0 { // the skb pointer itself, or ct
 			return nil
 		}
-		return g.readPath(path, g.info.Types[e], f.Src.BigEndian)
+		// tp_btf and fentry programs get the skb as a BTF pointer: its
+		// members load directly, as the verifier checks against BTF.
+		btfBase := g.ctx == ctxArgs && f.Src.Base == stdlib.BaseSkb
+		if err := g.readPath(path, g.info.Types[e], f.Src.BigEndian, btfBase); err != nil {
+			return err
+		}
+		if f.Src.Mask != 0 {
+			g.vs.pop(asm.R0)
+			g.emit(asm.And.Imm(asm.R0, int32(f.Src.Mask)))
+			return g.vs.push(asm.R0)
+		}
+		return nil
 	case stdlib.SrcContext:
 		return g.context(e, f)
+	case stdlib.SrcNetfilter:
+		if f.Name == "hook" {
+			return g.nfHook()
+		}
 	case stdlib.SrcHeader:
 		if !g.info.Types[e].IsScalar() {
 			return unsupported(e, f.Name)
@@ -158,6 +213,17 @@ func (g *gen) skbPtrOr(label string) error {
 
 func (g *gen) context(e *lang.Ident, f *stdlib.Field) error {
 	switch f.Name {
+	case "uid", "gid":
+		g.emit(asm.FnGetCurrentUidGid.Call())
+		if f.Name == "gid" {
+			g.emit(asm.RSh.Imm(asm.R0, 32))
+		} else {
+			g.fit(asm.R0, types.U32)
+		}
+	case "rand":
+		g.emit(asm.FnGetPrandomU32.Call())
+	case "curtask":
+		g.emit(asm.FnGetCurrentTask.Call())
 	case "cpu":
 		g.emit(asm.FnGetSmpProcessorId.Call())
 	case "pid", "tid":
@@ -203,17 +269,30 @@ func (g *gen) context(e *lang.Ident, f *stdlib.Field) error {
 			g.emit(asm.LoadMem(asm.R0, asm.R9, int16(8*len(g.spec.Params)), asm.DWord))
 		}
 		g.fit(asm.R0, g.info.Types[e])
+	case "ct_state":
+		return g.ctState()
 	case "func":
 		// The traced function's address; the runtime prints its symbol.
 		g.funcIP()
 	case "reason":
-		if g.spec.ReasonParam < 0 {
-			g.emit(asm.Mov.Imm(asm.R0, 0))
-		} else if err := g.loadArg(asm.R0, g.spec.Params[g.spec.ReasonParam].Index); err != nil {
-			return err
-		} else {
-			g.fit(asm.R0, g.info.Types[e])
+		// A probe's own reason parameter, or the reason argument of the
+		// functions or tracepoint an skb: program is for; else none (0,
+		// SKB_NOT_DROPPED_YET).
+		arg := -1
+		switch {
+		case g.spec.ReasonParam >= 0:
+			arg = g.spec.Params[g.spec.ReasonParam].Index
+		case g.target.HasReason:
+			arg = g.target.ReasonArg
 		}
+		if arg < 0 {
+			g.emit(asm.Mov.Imm(asm.R0, 0))
+			break
+		}
+		if err := g.loadArg(asm.R0, arg); err != nil {
+			return err
+		}
+		g.fit(asm.R0, g.info.Types[e])
 	default:
 		return unsupported(e, f.Name)
 	}
@@ -221,8 +300,25 @@ func (g *gen) context(e *lang.Ident, f *stdlib.Field) error {
 }
 
 // readPath follows a member chain from the pointer on top of the stack and
-// replaces it with the value read.
-func (g *gen) readPath(path []check.Member, t types.Type, bigEndian bool) error {
+// replaces it with the value read. With btfBase the pointer is one the
+// verifier knows the BTF type of (the skb of a tp_btf or fentry program):
+// a scalar member of it loads directly. Pointers read from it may be NULL,
+// which the verifier wants checked before each use, so chains through
+// them read with bpf_probe_read_kernel, as every read did before.
+func (g *gen) readPath(path []check.Member, t types.Type, bigEndian, btfBase bool) error {
+	if btfBase && len(path) > 0 && t.Kind != types.Ptr {
+		direct := true
+		for _, m := range path[:len(path)-1] {
+			direct = direct && m.Type.Kind != types.Ptr
+		}
+		if direct {
+			var off uint32
+			for _, m := range path {
+				off += m.Offset
+			}
+			return g.loadMember(off, path[len(path)-1], t, bigEndian)
+		}
+	}
 	var off uint32 // bits from the current base pointer
 	for i, m := range path {
 		off += m.Offset
@@ -243,7 +339,7 @@ func (g *gen) readPath(path []check.Member, t types.Type, bigEndian bool) error 
 // readScratch is the 8-byte slot that probe reads land in.
 func (g *gen) readScratch() (int16, error) {
 	if g.scratch == 0 {
-		s, err := g.frame.alloc(8)
+		s, err := g.frame.keep(8)
 		if err != nil {
 			return 0, err
 		}
@@ -285,6 +381,27 @@ func (g *gen) readScalar(off uint32, m check.Member, t types.Type, bigEndian boo
 	return g.vs.push(asm.R0)
 }
 
+// loadMember is readScalar from a BTF pointer: one load instruction, which
+// the verifier checks against BTF and the kernel guards against faults,
+// where readScalar calls bpf_probe_read_kernel through a stack slot.
+// Bitfields and odd sizes still go through readScalar.
+func (g *gen) loadMember(off uint32, m check.Member, t types.Type, bigEndian bool) error {
+	size := t.Size
+	if t.Kind == types.Ptr {
+		size = 8
+	}
+	if m.BitfieldSize > 0 || off%8 != 0 || (size != 1 && size != 2 && size != 4 && size != 8) {
+		return g.readScalar(off, m, t, bigEndian)
+	}
+	g.vs.pop(asm.R3)
+	g.emit(asm.LoadMem(asm.R0, asm.R3, int16(off/8), sizeOf(size)))
+	if bigEndian && size > 1 {
+		g.emit(asm.HostTo(asm.BE, asm.R0, sizeOf(size)))
+	}
+	g.fit(asm.R0, t)
+	return g.vs.push(asm.R0)
+}
+
 func sizeOf(n int) asm.Size {
 	switch n {
 	case 1:
@@ -312,6 +429,9 @@ func (g *gen) member(e *lang.FieldExpr) error {
 // memberAddr puts the address of the member e names (x.arr, x->name) in
 // dst, a scratch register; what says, in the error, what needed it.
 func (g *gen) memberAddr(e lang.Expr, what string, dst asm.Register) error {
+	if ie, ok := lang.Unparen(e).(*lang.IndexExpr); ok {
+		return g.elemAddr(ie, what, dst)
+	}
 	fe, ok := lang.Unparen(e).(*lang.FieldExpr)
 	m, known := g.info.Members[fe]
 	if !ok || !known {
@@ -322,6 +442,26 @@ func (g *gen) memberAddr(e lang.Expr, what string, dst asm.Register) error {
 	}
 	g.vs.pop(dst)
 	g.emit(asm.Add.Imm(dst, int32(m.Offset/8)))
+	return nil
+}
+
+// elemAddr puts the address of a struct element of an array member,
+// x.arr[i], in dst: ct->tuplehash[0].tuple.
+func (g *gen) elemAddr(e *lang.IndexExpr, what string, dst asm.Register) error {
+	t := g.info.Types[e]
+	k, ok := g.info.ConstInt(e.Index)
+	xt := g.info.Types[e.X]
+	if !ok || t.BTF == nil || (xt.Kind != types.Array) {
+		return unsupported(e, what)
+	}
+	size, err := btf.Sizeof(t.BTF)
+	if err != nil {
+		return unsupported(e, what)
+	}
+	if err := g.memberAddr(e.X, what, dst); err != nil {
+		return err
+	}
+	g.emit(asm.Add.Imm(dst, int32(k)*int32(size)))
 	return nil
 }
 

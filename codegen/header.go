@@ -2,6 +2,7 @@ package codegen
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/btf"
@@ -31,15 +32,16 @@ type ipSlots struct {
 	tmp     int16
 }
 
-// usesHeaders reports whether n reads a field of the packet's headers.
-func (g *gen) usesHeaders(n lang.Node) bool {
+// usesKind reports whether n reads a stdlib field of one of these sources
+// (the packet's headers, netfilter), or, with names, one of those fields.
+func (g *gen) usesKind(n lang.Node, kind stdlib.SourceKind, names ...string) bool {
 	found := false
 	if n == nil {
 		return false
 	}
 	lang.Inspect(n, func(n lang.Node) bool {
 		if id, ok := n.(*lang.Ident); ok {
-			if f := g.info.Fields[id]; f != nil && f.Src.Kind == stdlib.SrcHeader {
+			if f := g.info.Fields[id]; f != nil && f.Src.Kind == kind && (len(names) == 0 || slices.Contains(names, f.Name)) {
 				found = true
 			}
 		}
@@ -47,6 +49,9 @@ func (g *gen) usesHeaders(n lang.Node) bool {
 	})
 	return found
 }
+
+// usesHeaders reports whether n reads a field of the packet's headers.
+func (g *gen) usesHeaders(n lang.Node) bool { return g.usesKind(n, stdlib.SrcHeader) }
 
 // parseIP reads the skb's IP header facts into slots, once per program: the
 // caller places it before the predicate or the body, whichever reads a
@@ -58,7 +63,7 @@ func (g *gen) usesHeaders(n lang.Node) bool {
 func (g *gen) parseIP() error {
 	g.ip = &ipSlots{}
 	for _, p := range []*int16{&g.ip.head, &g.ip.nh, &g.ip.version, &g.ip.l4, &g.ip.proto, &g.ip.tmp} {
-		off, err := g.frame.alloc(8)
+		off, err := g.frame.keep(8)
 		if err != nil {
 			return err
 		}
@@ -82,12 +87,22 @@ func (g *gen) parseIP() error {
 		return err
 	}
 	g.vs.pop(asm.R3)
-	g.emit(asm.StoreMem(asm.RFP, sl.head, asm.R3, asm.DWord)) // the skb, for now
-	g.emit(zero8(sl.nh)...)
-	g.emit(asm.Add.Imm(asm.R3, nhOff))
-	g.probeRead(sl.nh, 2)
-	g.emit(asm.LoadMem(asm.R3, asm.RFP, sl.head, asm.DWord), asm.Add.Imm(asm.R3, headOff))
-	g.probeRead(sl.head, 8)
+	if g.ctx == ctxArgs {
+		// A BTF pointer (tp_btf, fentry): the two members load directly.
+		g.emit(
+			asm.LoadMem(asm.R0, asm.R3, int16(nhOff), asm.Half),
+			asm.StoreMem(asm.RFP, sl.nh, asm.R0, asm.DWord),
+			asm.LoadMem(asm.R0, asm.R3, int16(headOff), asm.DWord),
+			asm.StoreMem(asm.RFP, sl.head, asm.R0, asm.DWord),
+		)
+	} else {
+		g.emit(asm.StoreMem(asm.RFP, sl.head, asm.R3, asm.DWord)) // the skb, for now
+		g.emit(zero8(sl.nh)...)
+		g.emit(asm.Add.Imm(asm.R3, nhOff))
+		g.probeRead(sl.nh, 2)
+		g.emit(asm.LoadMem(asm.R3, asm.RFP, sl.head, asm.DWord), asm.Add.Imm(asm.R3, headOff))
+		g.probeRead(sl.head, 8)
+	}
 	g.emit(asm.LoadMem(asm.R0, asm.RFP, sl.nh, asm.DWord), asm.JEq.Imm(asm.R0, 0xffff, none))
 	// The first byte of the IP header: version and IHL.
 	g.emit(zero8(sl.tmp)...)
@@ -140,9 +155,14 @@ func (g *gen) header(f *stdlib.Field) error {
 		g.emit(asm.LoadMem(asm.R0, asm.RFP, sl.version, asm.DWord))
 		return g.vs.push(asm.R0)
 	case f.Src.Layer == 4:
-		if f.Src.TCPOnly {
+		switch {
+		case f.Src.TCPOnly:
 			g.emit(asm.JNE.Imm(asm.R0, 6, zero))
-		} else {
+		case f.Src.ICMPOnly:
+			ok := g.label("icmp")
+			g.emit(asm.JEq.Imm(asm.R0, 1, ok), asm.JEq.Imm(asm.R0, 58, ok), asm.Ja.Label(zero))
+			g.mark(ok)
+		default:
 			ok := g.label("ports")
 			g.emit(asm.JEq.Imm(asm.R0, 6, ok), asm.JEq.Imm(asm.R0, 17, ok), asm.JEq.Imm(asm.R0, 132, ok), asm.Ja.Label(zero))
 			g.mark(ok)

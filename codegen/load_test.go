@@ -31,6 +31,12 @@ func compile(t testing.TB, text string) *codegen.Output {
 // compileWith parses, checks and compiles a script with the given options.
 func compileWith(t testing.TB, text string, opts codegen.Options) *codegen.Output {
 	t.Helper()
+	return compileArgs(t, text, nil, opts)
+}
+
+// compileArgs is compileWith for a script that takes arguments ($1...).
+func compileArgs(t testing.TB, text string, params []string, opts codegen.Options) *codegen.Output {
+	t.Helper()
 	btfOnce.Do(loadBTF)
 	if btfErr != nil {
 		t.Skipf("no kernel BTF: %v", btfErr)
@@ -39,7 +45,7 @@ func compileWith(t testing.TB, text string, opts codegen.Options) *codegen.Outpu
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := check.Check(script, check.Options{BTF: btfSpec})
+	info, err := check.Check(script, check.Options{BTF: btfSpec, Params: params})
 	if err != nil {
 		t.Fatal(err)
 	}

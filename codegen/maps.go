@@ -27,6 +27,8 @@ type mapSet struct {
 	// track is set when the script calls track() anywhere: every skb
 	// program then lets tracked skbs past its predicate.
 	track bool
+	// snaplen bounds the packet bytes of a capture() record.
+	snaplen int
 }
 
 // MapName is the eBPF name of a script map (`@` alone is "at").
@@ -342,15 +344,16 @@ func (g *gen) aggregate2(m *lang.MapExpr, spec *ebpf.MapSpec, fn string) error {
 	return nil
 }
 
-// bucket replaces the value on the stack by its histogram bucket. hist:
-// 0 for values below 1, else 1 + floor(log2(v)). lhist(v, lo, hi, step): 0
+// bucket replaces the value on the stack by its histogram bucket. hist, as
+// bpftrace: 0 for negative values, 1 for 0, else 2 + floor(log2(v)). lhist(v, lo, hi, step): 0
 // below lo, 1 + (v-lo)/step inside, and the last bucket from hi on.
 func (g *gen) bucket(c *lang.CallExpr) error {
 	g.vs.pop(asm.R0)
 	done := g.label("bucket")
 	if c.Name == "hist" {
-		g.emit(asm.Mov.Imm(asm.R1, 0), asm.JSLT.Imm(asm.R0, 1, done+"_set"))
-		g.emit(asm.Mov.Imm(asm.R1, 1))
+		g.emit(asm.Mov.Imm(asm.R1, 0), asm.JSLT.Imm(asm.R0, 0, done+"_set"))
+		g.emit(asm.Mov.Imm(asm.R1, 1), asm.JEq.Imm(asm.R0, 0, done+"_set"))
+		g.emit(asm.Mov.Imm(asm.R1, 2))
 		for _, shift := range []int32{32, 16, 8, 4, 2, 1} {
 			skip := g.label("log2")
 			g.emit(

@@ -54,6 +54,9 @@ func (g *gen) binary(e *lang.BinaryExpr) error {
 	case g.info.Types[e.X].Kind == types.String && g.info.Types[e.Y].Kind == types.String:
 		return g.compareBlobs(e)
 	}
+	if name, ok := g.info.FuncNames[e]; ok {
+		return g.funcCompare(e, name)
+	}
 	if err := g.expr(e.X); err != nil {
 		return err
 	}
@@ -162,4 +165,34 @@ func (g *gen) ifElse(cond lang.Expr, then, els func() error) error {
 	}
 	g.mark(done)
 	return nil
+}
+
+// funcCompare compiles `func == "NAME"`: the address compared with NAME's,
+// or with its tracepoint's __traceiter_NAME where skb: falls back to
+// tracepoints. A name the kernel does not have matches nothing.
+func (g *gen) funcCompare(e *lang.BinaryExpr, name string) error {
+	side := e.X
+	if g.info.Types[side].Kind == types.String {
+		side = e.Y
+	}
+	if err := g.expr(side); err != nil {
+		return err
+	}
+	g.vs.pop(asm.R1)
+	match, done := g.label("fnmatch"), g.label("fndone")
+	if g.ksym != nil {
+		for _, sym := range []string{name, "__traceiter_" + name} {
+			if a := g.ksym(sym); a != 0 {
+				g.emit(asm.LoadImm(asm.R2, int64(a), asm.DWord), asm.JEq.Reg(asm.R1, asm.R2, match))
+			}
+		}
+	}
+	eq, ne := int32(1), int32(0)
+	if e.Op == "!=" {
+		eq, ne = 0, 1
+	}
+	g.emit(asm.Mov.Imm(asm.R0, ne), asm.Ja.Label(done))
+	g.emit(asm.Mov.Imm(asm.R0, eq).WithSymbol(match))
+	g.mark(done)
+	return g.vs.push(asm.R0)
 }

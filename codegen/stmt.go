@@ -8,9 +8,11 @@ import (
 
 func (g *gen) block(b *lang.Block) error {
 	for _, s := range b.Stmts {
+		m := g.frame.mark()
 		if err := g.stmt(s); err != nil {
 			return err
 		}
+		g.frame.release(m)
 	}
 	return nil
 }
@@ -35,7 +37,7 @@ func (g *gen) stmt(s lang.Stmt) error {
 	case *lang.ExprStmt:
 		if c, ok := s.X.(*lang.CallExpr); ok {
 			switch c.Name {
-			case "printf", "print":
+			case "printf", "print", "time":
 				return g.output(s, c)
 			case "exit":
 				return g.control(&Event{Kind: EventExit})
@@ -45,6 +47,8 @@ func (g *gen) stmt(s lang.Stmt) error {
 				}
 			case "track":
 				return g.track()
+			case "capture":
+				return g.capture(c)
 			case "clear", "zero":
 				if m, ok := c.Args[0].(*lang.MapExpr); ok {
 					kind := EventClearMap
@@ -67,7 +71,7 @@ func (g *gen) assignVar(s *lang.AssignStmt, v *lang.VarExpr) error {
 	slot, ok := g.vars[v.Name]
 	if !ok {
 		var err error
-		if slot, err = g.frame.alloc(size); err != nil {
+		if slot, err = g.frame.keep(size); err != nil {
 			return err
 		}
 		g.vars[v.Name] = slot
@@ -95,6 +99,9 @@ func (g *gen) assignVar(s *lang.AssignStmt, v *lang.VarExpr) error {
 		}
 		g.emit(asm.LoadMem(asm.R0, asm.RFP, slot, asm.DWord), op.Reg(asm.R0, asm.R1), asm.Mov.Reg(asm.R1, asm.R0))
 	}
+	// A variable keeps the width of what it holds, as in bpftrace: $dport
+	// of a __be16 is 16 bits, and bswap($dport) swaps two bytes.
+	g.fit(asm.R1, t)
 	g.emit(asm.StoreMem(asm.RFP, slot, asm.R1, asm.DWord))
 	return nil
 }

@@ -22,6 +22,8 @@ var suite = []string{
 	`kprobe:tcp_v4_rcv { @[len, args.skb->protocol] = count() }`,
 	`kprobe:ip_rcv { @[arg0 != 0] = count() }`,
 	`kretprobe:tcp_v4_rcv { @[retval] = count() }`,
+	`kretprobe:ip_rcv { print(retval) }`,
+	`kretprobe:skb_clone { print(retval) }`,
 	`skb:* { @[func] = count() }`,
 	`skb:ip_rcv*, skb:tcp_v4_rcv /proto == tcp && dport == 80/ { @calls[sport, tcpflags] = count() }`,
 	`BEGIN { printf("start\n") } END { printf("end\n") }`,
@@ -152,10 +154,17 @@ func checkStructure(t *testing.T, p *ebpf.ProgramSpec) {
 // backend: kprobe form (one per skb position, which loads here, also as a
 // kprobe-multi program), and fentry (one per function, typed arguments).
 func TestSkbProgramForms(t *testing.T) {
-	const text = `skb:ip_rcv* /len > 0/ { @[func, dev] = count(); print(len) }`
-	kp := compileWith(t, text, codegen.Options{SkbKprobeArgs: map[string][]int{"ip_rcv*": {0, 2}}})
-	if len(kp.Programs) != 2 || kp.Programs[0].SkbArg != 0 || kp.Programs[1].SkbArg != 2 {
+	const text = `skb:ip_rcv* /len > 0/ { @[func, dev] = count(); print(len, reason) }`
+	kp := compileWith(t, text, codegen.Options{SkbTargets: map[string][]codegen.SkbTarget{"ip_rcv*": {
+		{SkbArg: 0}, {SkbArg: 2}, {SkbArg: 1, HasReason: true, ReasonArg: 2},
+		// Past the sixth argument, the skb and reason are on the stack.
+		{SkbArg: 5}, {SkbArg: 8, HasReason: true, ReasonArg: 6},
+	}}})
+	if len(kp.Programs) != 5 || kp.Programs[0].SkbArg != 0 || kp.Programs[1].SkbArg != 2 || kp.Programs[2].SkbArg != 1 || kp.Programs[4].SkbArg != 8 {
 		t.Fatalf("kprobe form: %d programs", len(kp.Programs))
+	}
+	if p := kp.Programs[2]; !p.KprobeForm() || !p.HasReason || p.ReasonArg != 2 || kp.Programs[0].HasReason {
+		t.Errorf("kprobe form: reasons %v %v %v", kp.Programs[0].HasReason, p.HasReason, p.ReasonArg)
 	}
 	for _, multi := range []bool{false, true} {
 		for _, p := range kp.Programs {

@@ -3,6 +3,7 @@ package codegen
 import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/btf"
 
 	"github.com/skbtrace/skbtrace/check"
 )
@@ -11,13 +12,33 @@ import (
 // attaches them after the script's own, and a helper that cannot attach
 // costs a feature (said on stderr), not the session.
 const (
-	// HelperUntrack forgets a freed skb, on the kfree_skb and consume_skb
-	// tracepoints, so that a new skb at the same address is not followed.
+	// HelperUntrack ends a followed skb's path where it is freed, on the
+	// kfree_skb and consume_skb tracepoints: the skb: programs then ignore
+	// it in the functions that release it, and forget it when a new skb
+	// takes its address.
 	HelperUntrack = "untrack"
 	// HelperFollow follows clones and copies: an fexit program on each
 	// function that makes a new skb from a tracked one tracks the new one.
 	HelperFollow = "follow"
 )
+
+// The tracked map's values: a state, then, once the skb is freed, what
+// tells it from a new skb at its address (len, head, data: a new skb gets a
+// new buffer and length).
+const (
+	trackFollowed = 1 // track() was called on it, or it copies a followed skb
+	trackEnded    = 2 // freed; the fingerprint follows
+	// trackValueSize: state u32, len u32, head u64, data u64.
+	trackValueSize = 24
+)
+
+// trackPrint are the members of struct sk_buff an ended skb's fingerprint
+// keeps, at their offsets in the tracked map's value.
+var trackPrint = []struct {
+	member string
+	off    int16
+	size   asm.Size
+}{{"len", 4, asm.Word}, {"head", 8, asm.DWord}, {"data", 16, asm.DWord}}
 
 // freeTracepoints are where an skb ends its life.
 var freeTracepoints = []string{"kfree_skb", "consume_skb"}
@@ -41,14 +62,14 @@ func usesTrack(info *check.Info) bool {
 
 func (ms *mapSet) trackedMap() {
 	if _, ok := ms.specs[TrackedMap]; !ok {
-		ms.specs[TrackedMap] = &ebpf.MapSpec{Name: TrackedMap, Type: ebpf.Hash, KeySize: 8, ValueSize: 8, MaxEntries: maxEntries}
+		ms.specs[TrackedMap] = &ebpf.MapSpec{Name: TrackedMap, Type: ebpf.Hash, KeySize: 8, ValueSize: trackValueSize, MaxEntries: maxEntries}
 	}
 }
 
 // track compiles track(): this skb's address goes into the tracked map.
 func (g *gen) track() error {
 	g.maps.trackedMap()
-	key, err := g.frame.alloc(16)
+	key, err := g.frame.alloc(8 + trackValueSize)
 	if err != nil {
 		return err
 	}
@@ -56,18 +77,28 @@ func (g *gen) track() error {
 		return err
 	}
 	g.vs.pop(asm.R0)
-	g.emit(asm.StoreMem(asm.RFP, key, asm.R0, asm.DWord), asm.StoreImm(asm.RFP, key+8, 1, asm.Word), asm.StoreImm(asm.RFP, key+12, 0, asm.Word))
+	g.emit(asm.StoreMem(asm.RFP, key, asm.R0, asm.DWord), asm.StoreImm(asm.RFP, key+8, trackFollowed, asm.Word), asm.StoreImm(asm.RFP, key+12, 0, asm.Word))
+	g.emit(zero8(key + 16)...)
+	g.emit(zero8(key + 24)...)
 	g.update("", TrackedMap, key, key+8)
 	return nil
 }
 
-// skipIfTracked jumps to label when this program's skb is tracked: a
-// followed skb runs the action whatever the predicate says.
-func (g *gen) skipIfTracked(label string) error {
+// trackGate starts every skb: program of a script that tracks. A followed
+// skb jumps to body: it runs the action whatever the predicate says. A
+// freed one ends the event: its path ended where it was freed, and the
+// functions that release it, which still see its mark, must not follow it
+// again. A new skb at a freed one's address (its fingerprint differs) is
+// forgotten, and goes on to the predicate as any other.
+func (g *gen) trackGate(body string) error {
 	g.maps.trackedMap()
-	key, err := g.readScratch()
-	if err != nil {
-		return err
+	var key, val, tmp int16
+	for _, p := range []*int16{&key, &val, &tmp} {
+		off, err := g.frame.alloc(8)
+		if err != nil {
+			return err
+		}
+		*p = off
 	}
 	if err := g.skbPtr(); err != nil {
 		return err
@@ -75,13 +106,42 @@ func (g *gen) skipIfTracked(label string) error {
 	g.vs.pop(asm.R0)
 	g.emit(asm.StoreMem(asm.RFP, key, asm.R0, asm.DWord))
 	g.lookup(TrackedMap, key)
-	g.emit(asm.JNE.Imm(asm.R0, 0, label))
+	fresh, reused := g.label("untracked"), g.label("reused")
+	g.emit(
+		asm.JEq.Imm(asm.R0, 0, fresh),
+		asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
+		asm.JEq.Imm(asm.R1, trackFollowed, body),
+		asm.StoreMem(asm.RFP, val, asm.R0, asm.DWord),
+	)
+	for _, m := range trackPrint {
+		off, err := skbOffset(g.info.SkbType, m.member)
+		if err != nil {
+			return err
+		}
+		g.emit(zero8(tmp)...)
+		g.emit(asm.LoadMem(asm.R3, asm.RFP, key, asm.DWord), asm.Add.Imm(asm.R3, off))
+		g.probeRead(tmp, m.size.Sizeof())
+		g.emit(
+			asm.LoadMem(asm.R1, asm.RFP, val, asm.DWord),
+			asm.LoadMem(asm.R2, asm.R1, m.off, m.size),
+			asm.LoadMem(asm.R0, asm.RFP, tmp, m.size),
+			asm.JNE.Reg(asm.R0, asm.R2, reused),
+		)
+	}
+	g.emit(asm.Ja.Label(exitLabel))
+	g.emit(
+		asm.LoadMapPtr(asm.R1, 0).WithReference(TrackedMap).WithSymbol(reused),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, int32(key)),
+		asm.FnMapDeleteElem.Call(),
+	)
+	g.mark(fresh)
 	return nil
 }
 
 // trackHelpers builds the programs that keep the tracked map right.
-func trackHelpers(out *Output) {
-	key := int16(-8)
+func trackHelpers(out *Output, skb *btf.Struct) error {
+	key, val := int16(-8), int16(-8-trackValueSize)
 	lookupKey := func(reg asm.Register) asm.Instructions {
 		return asm.Instructions{
 			asm.StoreMem(asm.RFP, key, reg, asm.DWord),
@@ -91,10 +151,31 @@ func trackHelpers(out *Output) {
 		}
 	}
 	for _, tp := range freeTracepoints {
-		// tp_btf: args[0] is the skb.
+		// tp_btf: args[0] is the skb. A followed one is marked ended, with
+		// its fingerprint read into the map's value (R7 points to it).
 		insns := asm.Instructions{asm.LoadMem(asm.R6, asm.R1, 0, asm.DWord)}
 		insns = append(insns, lookupKey(asm.R6)...)
-		insns = append(insns, asm.FnMapDeleteElem.Call(), asm.Mov.Imm(asm.R0, 0), asm.Return())
+		insns = append(insns,
+			asm.FnMapLookupElem.Call(),
+			asm.JEq.Imm(asm.R0, 0, "done"),
+			asm.Mov.Reg(asm.R7, asm.R0),
+			asm.StoreImm(asm.R7, 0, trackEnded, asm.Word),
+		)
+		for _, m := range trackPrint {
+			off, err := skbOffset(skb, m.member)
+			if err != nil {
+				return err
+			}
+			insns = append(insns,
+				asm.Mov.Reg(asm.R1, asm.R7),
+				asm.Add.Imm(asm.R1, int32(m.off)),
+				asm.Mov.Imm(asm.R2, int32(m.size.Sizeof())),
+				asm.Mov.Reg(asm.R3, asm.R6),
+				asm.Add.Imm(asm.R3, off),
+				asm.FnProbeReadKernel.Call(),
+			)
+		}
+		insns = append(insns, asm.Mov.Imm(asm.R0, 0).WithSymbol("done"), asm.Return())
 		out.Programs = append(out.Programs, &Program{Name: "untrack_" + tp, SkbArg: -1, Helper: HelperUntrack, Tracepoint: tp,
 			Prog: &ebpf.ProgramSpec{Name: "untrack_" + tp, License: "GPL", Type: ebpf.Tracing, AttachType: ebpf.AttachTraceRawTp, AttachTo: tp, Instructions: insns}})
 	}
@@ -106,12 +187,19 @@ func trackHelpers(out *Output) {
 		insns = append(insns,
 			asm.FnMapLookupElem.Call(),
 			asm.JEq.Imm(asm.R0, 0, "done"),
+			asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
+			asm.JNE.Imm(asm.R1, trackFollowed, "done"),
 			asm.LoadMem(asm.R6, asm.R7, 8*fn.Args, asm.DWord),
 			asm.JEq.Imm(asm.R6, 0, "done"),
+			asm.StoreImm(asm.RFP, val, trackFollowed, asm.Word),
+			asm.StoreImm(asm.RFP, val+4, 0, asm.Word),
 		)
+		insns = append(insns, zero8(val+8)...)
+		insns = append(insns, zero8(val+16)...)
 		insns = append(insns, lookupKey(asm.R6)...)
 		insns = append(insns,
-			asm.Mov.Reg(asm.R3, asm.R2), // the value: any 8 bytes; the key will do
+			asm.Mov.Reg(asm.R3, asm.RFP),
+			asm.Add.Imm(asm.R3, int32(val)),
 			asm.Mov.Imm(asm.R4, 0),
 			asm.FnMapUpdateElem.Call(),
 			asm.Mov.Imm(asm.R0, 0).WithSymbol("done"),
@@ -121,4 +209,5 @@ func trackHelpers(out *Output) {
 		out.Programs = append(out.Programs, &Program{Name: name, SkbArg: -1, Helper: HelperFollow,
 			Prog: &ebpf.ProgramSpec{Name: name, License: "GPL", Type: ebpf.Tracing, AttachType: ebpf.AttachTraceFExit, AttachTo: fn.Name, Instructions: insns}})
 	}
+	return nil
 }

@@ -18,6 +18,8 @@ func SlotSize(t types.Type) int {
 		return AddrSize
 	case types.Endpoint:
 		return EndpointSize
+	case types.Packet:
+		return PacketSize
 	}
 	return 8
 }
@@ -80,6 +82,8 @@ func (g *gen) into(e lang.Expr, at int16, size int) error {
 		return g.addrValueInto(e, at)
 	case types.Endpoint:
 		return g.endpointInto(e)(at)
+	case types.Packet:
+		return g.packetInto(at)
 	}
 	return unsupported(e, "a "+t.String()+" value")
 }

@@ -35,7 +35,7 @@ func (v *vstack) push(src asm.Register) error {
 
 func (v *vstack) slot(k int) (int16, error) {
 	for len(v.slots) <= k {
-		off, err := v.g.frame.alloc(8)
+		off, err := v.g.frame.keep(8)
 		if err != nil {
 			return 0, err
 		}

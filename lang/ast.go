@@ -184,6 +184,15 @@ type BinaryExpr struct {
 	X, Y   Expr
 }
 
+// CastExpr is `(struct sock *)x` or `(uint32)x`: Type is "struct sock",
+// "union NAME" or an integer type name, Ptr the number of stars.
+type CastExpr struct {
+	At   Span
+	Type string
+	Ptr  int
+	X    Expr
+}
+
 // CondExpr is `cond ? then : else`.
 type CondExpr struct {
 	At               Span
@@ -210,6 +219,7 @@ func (*IndexExpr) exprNode()  {}
 func (*UnaryExpr) exprNode()  {}
 func (*BinaryExpr) exprNode() {}
 func (*CondExpr) exprNode()   {}
+func (*CastExpr) exprNode()   {}
 func (*ParenExpr) exprNode()  {}
 
 func (*ExprStmt) stmtNode()   {}
@@ -293,3 +303,6 @@ func (n *CondExpr) Span() Span { return n.At }
 
 // Span returns the source span of the node.
 func (n *ParenExpr) Span() Span { return n.At }
+
+// Span returns the source span of the node.
+func (n *CastExpr) Span() Span { return n.At }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // Diagnostic is one error found in a script, with the span it is about and an
@@ -77,21 +78,47 @@ func (d *Diagnostics) format(b *strings.Builder, it Diagnostic) {
 		lineEnd += lineStart
 	}
 	line := text[lineStart:lineEnd]
+	// The line is shown escaped (control characters, NUL and bytes that
+	// are not UTF-8 as \xNN), and the caret is placed by what is shown.
 	// Tabs are kept in the caret line so the caret lines up in a terminal.
-	pad := make([]byte, 0, it.Span.Start.Col)
-	for i := 0; i < it.Span.Start.Col-1 && i < len(line); i++ {
-		if line[i] == '\t' {
-			pad = append(pad, '\t')
-		} else {
-			pad = append(pad, ' ')
-		}
-	}
+	at := min(max(it.Span.Start.Offset-lineStart, 0), len(line))
 	width := 1
-	if it.Span.End.Line == it.Span.Start.Line && it.Span.End.Col > it.Span.Start.Col {
-		width = it.Span.End.Col - it.Span.Start.Col
+	if it.Span.End.Line == it.Span.Start.Line && it.Span.End.Offset > it.Span.Start.Offset {
+		end := min(it.Span.End.Offset-lineStart, len(line))
+		width = max(1, utf8.RuneCountInString(printable(line[at:end])))
 	}
-	fmt.Fprintf(b, "    %s\n    %s^%s\n", line, pad, strings.Repeat("~", width-1))
+	fmt.Fprintf(b, "    %s\n    %s^%s\n", printable(line), padRunes(printable(line[:at])), strings.Repeat("~", width-1))
 	if it.Hint != "" {
 		fmt.Fprintf(b, "    hint: %s\n", it.Hint)
 	}
+}
+
+// printable escapes what a terminal would not show as it is: NUL and other
+// control characters but tab, DEL, and bytes that are not UTF-8.
+func printable(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case r < 0x20 && r != '\t', r == 0x7f:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// padRunes is one space (or tab, kept) per rune of s.
+func padRunes(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r == '\t' {
+			b.WriteByte('\t')
+		} else {
+			b.WriteByte(' ')
+		}
+	}
+	return b.String()
 }

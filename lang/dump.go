@@ -139,6 +139,9 @@ func (d dumper) expr(depth int, e Expr) {
 		d.expr(depth+1, e.Cond)
 		d.expr(depth+1, e.Then)
 		d.expr(depth+1, e.Else)
+	case *CastExpr:
+		d.line(depth, e, "Cast %s%s", e.Type, strings.Repeat(" *", e.Ptr))
+		d.expr(depth+1, e.X)
 	case *ParenExpr:
 		d.line(depth, e, "Paren")
 		d.expr(depth+1, e.X)

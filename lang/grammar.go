@@ -80,7 +80,22 @@ type gUnary struct {
 	EndPos  lexer.Position
 	Op      string    `parser:"(   @( \"!\" | \"~\" | \"-\" | \"+\" | \"*\" )"`
 	X       *gUnary   `parser:"    @@"`
+	Cast    *gCast    `parser:"  | @@"`
 	Postfix *gPostfix `parser:"  | @@ )"`
+}
+
+// gCast is bpftrace's cast to a BTF type, `(struct sock *)arg0`, or to an
+// integer type, `(uint32)x`. A parenthesised name alone is not a cast, so
+// `(len) - 1` stays a subtraction: only struct/union tags and bpftrace's
+// integer type names start one.
+type gCast struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Tag    string   `parser:"\"(\" ( @( \"struct\" | \"union\" )"`
+	Name   string   `parser:"        @Ident"`
+	IntTy  string   `parser:"      | @( \"uint8\" | \"uint16\" | \"uint32\" | \"uint64\" | \"int8\" | \"int16\" | \"int32\" | \"int64\" ) )"`
+	Stars  []string `parser:"@\"*\"* \")\""`
+	X      *gUnary  `parser:"@@"`
 }
 
 type gPostfix struct {

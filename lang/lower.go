@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"math"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -163,6 +164,13 @@ func (l *lowerer) unary(g *gUnary) Expr {
 	if g.Postfix != nil {
 		return l.postfix(g.Postfix)
 	}
+	if c := g.Cast; c != nil {
+		ty := c.IntTy
+		if c.Tag != "" {
+			ty = c.Tag + " " + c.Name
+		}
+		return &CastExpr{At: l.span(c.Pos, c.EndPos), Type: ty, Ptr: len(c.Stars), X: l.unary(c.X)}
+	}
 	x := l.unary(g.X)
 	return &UnaryExpr{At: l.span(g.Pos, g.EndPos), Op: g.Op, X: x}
 }
@@ -201,7 +209,7 @@ func (l *lowerer) primary(g *gPrimary) Expr {
 	case g.IP != nil:
 		return l.ipLit(sp, *g.IP)
 	case g.Int != nil:
-		v, err := strconv.ParseUint(*g.Int, 0, 64)
+		v, err := parseInt(*g.Int)
 		if err != nil {
 			l.diags.Add(sp, "integers are 64-bit: at most 18446744073709551615", "integer literal %s out of range", *g.Int)
 		}
@@ -211,7 +219,12 @@ func (l *lowerer) primary(g *gPrimary) Expr {
 		if name == "#" {
 			return &PosParam{At: sp, Count: true}
 		}
-		if n, err := strconv.Atoi(name); err == nil {
+		if name != "" && name[0] >= '0' && name[0] <= '9' {
+			n, err := strconv.Atoi(name)
+			if err != nil || n > 1<<16 {
+				l.diags.Add(sp, "positional parameters are $1, $2, ... for the arguments after the script", "positional parameter $%s out of range", name)
+				return &PosParam{At: sp, N: 1 << 16}
+			}
 			if n == 0 {
 				l.diags.Add(sp, "positional parameters start at $1", "no positional parameter $0")
 			}
@@ -319,4 +332,28 @@ func unquote(q string) (string, string) {
 
 func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// parseInt parses an integer literal: decimal, 0x hex, or bpftrace's
+// exponent form 1e6.
+func parseInt(text string) (uint64, error) {
+	mant, exp, ok := strings.Cut(text, "e")
+	if !ok || strings.HasPrefix(text, "0x") || strings.HasPrefix(text, "0X") {
+		return strconv.ParseUint(text, 0, 64)
+	}
+	v, err := strconv.ParseUint(mant, 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	e, err := strconv.Atoi(exp)
+	if err != nil {
+		return 0, err
+	}
+	for range e {
+		if v > math.MaxUint64/10 {
+			return 0, strconv.ErrRange
+		}
+		v *= 10
+	}
+	return v, nil
 }

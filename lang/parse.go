@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
@@ -20,11 +22,11 @@ var parser = participle.MustBuild[gScript](
 // is split into probes at top-level block ends, and each probe is parsed on its
 // own, so that one bad probe does not hide the errors of the next.
 func Parse(src *Source) (*Script, error) {
-	text := stripShebang(src.Text)
+	text := blankPreprocessor(stripShebang(src.Text))
 	diags := &Diagnostics{Src: src}
 	script := &Script{Src: src, At: Span{Start: src.PosAt(0), End: src.PosAt(len(src.Text))}}
 	for _, ch := range scan(src, text, diags) {
-		g, err := parser.ParseString(src.Name, maskBefore(text, ch.start, ch.end))
+		g, err := parseRange(src, text, ch)
 		if err != nil {
 			// An unclosed ( or [ can swallow the probes after it. Parse the
 			// pieces that start at a probe-looking line on their own, so their
@@ -32,7 +34,7 @@ func Parse(src *Source) (*Script, error) {
 			pieces := splitAtProbeLines(text, ch)
 			addParseError(diags, src, text, err)
 			for _, pc := range pieces[1:] {
-				if g, err := parser.ParseString(src.Name, maskBefore(text, pc.start, pc.end)); err != nil {
+				if g, err := parseRange(src, text, pc); err != nil {
 					addParseError(diags, src, text, err)
 				} else {
 					script.Probes = append(script.Probes, lowerProbes(src, diags, g)...)
@@ -86,20 +88,19 @@ func stripShebang(s string) string {
 	return strings.Repeat(" ", end) + s[end:]
 }
 
-// maskBefore keeps text[start:end] and blanks what precedes it, keeping
-// newlines, so that positions reported by the parser are those of the file.
-func maskBefore(text string, start, end int) string {
-	var b strings.Builder
-	b.Grow(end)
-	for i := 0; i < start; i++ {
-		if text[i] == '\n' {
-			b.WriteByte('\n')
-		} else {
-			b.WriteByte(' ')
-		}
+// parseRange parses text[ch.start:ch.end] as a script, with the positions
+// of the file: the lexer starts there, at top level. (Parsing a copy of
+// the text with what precedes the chunk blanked out, as this once did,
+// made a script's parse time grow with the square of its probes.)
+func parseRange(src *Source, text string, ch chunk) (*gScript, error) {
+	at := src.PosAt(ch.start)
+	lex := &textLexer{text: text[:ch.end], states: []lexState{stRoot},
+		pos: lexer.Position{Filename: src.Name, Offset: ch.start, Line: at.Line, Column: at.Col}}
+	peek, err := lexer.Upgrade(lex)
+	if err != nil {
+		return nil, err
 	}
-	b.WriteString(text[start:end])
-	return b.String()
+	return parser.ParseFromLexer(peek)
 }
 
 type chunk struct{ start, end int }
@@ -130,10 +131,7 @@ func scan(src *Source, text string, d *Diagnostics) []chunk {
 		if err != nil {
 			var perr participle.Error
 			if errors.As(err, &perr) {
-				off := perr.Position().Offset
-				pos := src.PosAt(off)
-				r := []rune(text[off:])
-				d.Add(Span{Start: pos, End: src.PosAt(off + len(string(r[:1])))}, "", "syntax error: unexpected character %q", string(r[:1]))
+				badCharacter(d, src, perr.Position().Offset)
 			} else {
 				d.Add(Span{Start: src.PosAt(0), End: src.PosAt(0)}, "", "%v", err)
 			}
@@ -152,7 +150,11 @@ func scan(src *Source, text string, d *Diagnostics) []chunk {
 			d.Add(tokSpan, "close it with */", "unterminated comment")
 			bad = true
 		case sym["Hash"]:
-			d.Add(tokSpan, "comments are // or /* */; #! is allowed only on the first line", "syntax error: unexpected \"#\"")
+			if strings.HasPrefix(strings.TrimLeft(tok.Value[1:], " \t"), "define") {
+				d.Add(tokSpan, "#include and #if lines are ignored (types come from BTF); write the value itself, or pass it as $1", "#define is not supported: skbtrace has no C preprocessor")
+			} else {
+				d.Add(tokSpan, "comments are // or /* */; #! is allowed only on the first line", "syntax error: unexpected \"#\"")
+			}
 			bad = true
 		case sym["LBrace"], sym["LParen"], sym["LBrack"], sym["AngleOpen"], sym["PredOpen"]:
 			depth++
@@ -282,4 +284,33 @@ func syntaxHint(text string, tok lexer.Token, expect string) string {
 		return "a > outside parentheses ends a < > block; write comparisons there as (a > b)"
 	}
 	return ""
+}
+
+// badCharacter reports the text the lexer stopped at: a byte that is not
+// UTF-8, a variable name with letters beyond ASCII, or another character.
+func badCharacter(d *Diagnostics, src *Source, off int) {
+	text := src.Text
+	r, size := utf8.DecodeRuneInString(text[off:])
+	span := Span{Start: src.PosAt(off), End: src.PosAt(off + size)}
+	switch {
+	case r == utf8.RuneError && size == 1:
+		d.Add(span, "scripts are UTF-8 text", "syntax error: byte 0x%02x is not UTF-8", text[off])
+	case (r == '$' || r == '@') && off+1 < len(text):
+		end := off + 1
+		for end < len(text) {
+			c, n := utf8.DecodeRuneInString(text[end:])
+			if c != '_' && !unicode.IsLetter(c) && !unicode.IsDigit(c) {
+				break
+			}
+			end += n
+		}
+		if end > off+1 {
+			span.End = src.PosAt(end)
+			d.Add(span, "names are ASCII letters, digits and _", "syntax error: invalid name %s", text[off:end])
+			return
+		}
+		d.Add(span, "", "syntax error: unexpected character %q", string(r))
+	default:
+		d.Add(span, "", "syntax error: unexpected character %q", string(r))
+	}
 }

@@ -12,6 +12,27 @@ var probeAliases = map[string]ProbeKind{
 	"fentry": ProbeFentry, "f": ProbeFentry, "fexit": ProbeFexit, "fr": ProbeFexit,
 	"tracepoint": ProbeTracepoint, "t": ProbeTracepoint,
 	"interval": ProbeInterval, "i": ProbeInterval,
+	// bpftrace's older names of fentry and fexit.
+	"kfunc": ProbeFentry, "kretfunc": ProbeFexit,
+}
+
+// outOfScope are bpftrace's probe kinds skbtrace does not have, and why.
+var outOfScope = map[string]string{
+	"uprobe":          "user-space probes are out of scope: skbtrace follows packets through the kernel; use bpftrace for user space",
+	"usdt":            "USDT probes are out of scope: skbtrace follows packets through the kernel; use bpftrace for user space",
+	"profile":         "sampling probes are out of scope: skbtrace attaches to packet events; use interval: for periodic output",
+	"software":        "perf software events are out of scope: skbtrace attaches to packet events",
+	"hardware":        "perf hardware events are out of scope: skbtrace attaches to packet events",
+	"watchpoint":      "watchpoints are out of scope: skbtrace attaches to packet events",
+	"asyncwatchpoint": "watchpoints are out of scope: skbtrace attaches to packet events",
+	"rawtracepoint":   "write tracepoint:CATEGORY:NAME: it reads the raw arguments by name (args.skb), or the format fields",
+	"iter":            "BPF iterators are out of scope: skbtrace attaches to packet events",
+}
+
+// outOfScopeAliases are the short names of outOfScope's kinds.
+var outOfScopeAliases = map[string]string{
+	"u": "uprobe", "ur": "uprobe", "uretprobe": "uprobe", "U": "usdt", "p": "profile",
+	"s": "software", "h": "hardware", "w": "watchpoint", "aw": "asyncwatchpoint", "rt": "rawtracepoint",
 }
 
 // ProbeKindNames lists the probe kinds, for hints.
@@ -27,6 +48,14 @@ func (l *lowerer) spec(g *gSpec) *ProbeSpec {
 	}
 	kind, rest, found := strings.Cut(g.Text, ":")
 	k, ok := probeAliases[kind]
+	full := kind
+	if a, ok := outOfScopeAliases[kind]; ok {
+		full = a
+	}
+	if why, ok := outOfScope[full]; ok && found {
+		l.diags.Add(sp, why, "%s probes are not supported", full)
+		return s
+	}
 	if !ok {
 		hint := "probes are " + strings.Join(ProbeKindNames, ", ")
 		if m := Suggest(kind, ProbeKindNames); m != "" {

@@ -59,5 +59,7 @@ func Inspect(n Node, f func(Node) bool) {
 		each(n.Cond, n.Then, n.Else)
 	case *ParenExpr:
 		each(n.X)
+	case *CastExpr:
+		each(n.X)
 	}
 }

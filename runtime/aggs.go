@@ -64,13 +64,16 @@ func histLabel(i int64, lhist *[3]int64) string {
 		a := lo + (i-1)*step
 		return fmt.Sprintf("[%d, %d)", a, min(a+step, hi))
 	}
+	// bpftrace's buckets: negative, zero, one, then [2^(i-2), 2^(i-1)).
 	switch i {
 	case 0:
-		return "(..., 1)"
+		return "(..., 0)"
 	case 1:
+		return "[0]"
+	case 2:
 		return "[1]"
 	}
-	return fmt.Sprintf("[%s, %s)", sizeSuffix(int64(1)<<(i-1)), sizeSuffix(int64(1)<<i))
+	return fmt.Sprintf("[%s, %s)", sizeSuffix(int64(1)<<(i-2)), sizeSuffix(int64(1)<<(i-1)))
 }
 
 // sizeSuffix writes powers of 1024 as bpftrace does: 1K, 4M.

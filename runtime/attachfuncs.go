@@ -1,15 +1,18 @@
 package runtime
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
 
 	"github.com/skbtrace/skbtrace/codegen"
 )
@@ -21,7 +24,7 @@ type FuncAttach struct {
 	// Funcs, by skb: glob, are the functions that glob matched.
 	Funcs map[string][]SkbFunc
 	// Progress, when set, gets a progress line while many probes attach
-	// (the CLI sets it when stderr is a terminal).
+	// and detach (the CLI sets it when stderr is a terminal).
 	Progress io.Writer
 }
 
@@ -29,36 +32,51 @@ type FuncAttach struct {
 type AttachStats struct {
 	Backend  Backend
 	Attached int
-	// Skipped counts the functions that refused, by reason.
-	Skipped map[string]int
+	// Skipped names the functions that refused, by reason.
+	Skipped map[string][]string
 	Elapsed time.Duration
 }
 
 // SkippedTotal is the number of functions skipped for any reason.
 func (a *AttachStats) SkippedTotal() int {
 	n := 0
-	for _, c := range a.Skipped {
-		n += c
+	for _, fns := range a.Skipped {
+		n += len(fns)
 	}
 	return n
 }
 
-// Summary is one line for stderr: the skipped functions, grouped by reason.
-func (a *AttachStats) Summary() string {
-	if len(a.Skipped) == 0 {
-		return ""
-	}
-	var parts []string
-	for _, r := range slices.Sorted(maps.Keys(a.Skipped)) {
-		parts = append(parts, fmt.Sprintf("%d: %s", a.Skipped[r], r))
-	}
-	return fmt.Sprintf("%d functions skipped (%s)", a.SkippedTotal(), strings.Join(parts, "; "))
+// skip records a function that refused.
+func (a *AttachStats) skip(fn string, err error) {
+	r := skipReason(a.Backend, err)
+	a.Skipped[r] = append(a.Skipped[r], fn)
 }
 
-// progress draws "attaching N/M" on one terminal line, every step probes.
+// Summary is what to say on stderr about the skipped functions: a line
+// with their count by reason, then a line per reason naming them.
+func (a *AttachStats) Summary() []string {
+	if len(a.Skipped) == 0 {
+		return nil
+	}
+	reasons := slices.Sorted(maps.Keys(a.Skipped))
+	var parts []string
+	for _, r := range reasons {
+		parts = append(parts, fmt.Sprintf("%d: %s", len(a.Skipped[r]), r))
+	}
+	lines := []string{fmt.Sprintf("%d functions skipped (%s)", a.SkippedTotal(), strings.Join(parts, "; "))}
+	for _, r := range reasons {
+		fns := slices.Sorted(slices.Values(a.Skipped[r]))
+		lines = append(lines, fmt.Sprintf("  skipped, %s: %s", r, strings.Join(fns, " ")))
+	}
+	return lines
+}
+
+// progress draws "attaching N/M" (or another verb) on one terminal line,
+// every step probes.
 type progress struct {
 	w           io.Writer
 	done, total int
+	verb        string
 }
 
 const progressMin, progressStep = 300, 50
@@ -67,7 +85,11 @@ func (p *progress) add(n int) {
 	before := p.done
 	p.done += n
 	if p.w != nil && p.total >= progressMin && (p.done/progressStep != before/progressStep || p.done == p.total) {
-		fmt.Fprintf(p.w, "\rskbtrace: attaching %d/%d", p.done, p.total)
+		verb := p.verb
+		if verb == "" {
+			verb = "attaching"
+		}
+		fmt.Fprintf(p.w, "\rskbtrace: %s %d/%d", verb, p.done, p.total)
 	}
 }
 
@@ -78,11 +100,15 @@ func (p *progress) end() {
 }
 
 // funcTargets lists, for a kprobe-form program, the functions with the
-// skb where it reads it.
+// skb and the drop reason where it reads them.
 func funcTargets(p *codegen.Program, fa *FuncAttach) []string {
+	reason := -1
+	if p.HasReason {
+		reason = p.ReasonArg
+	}
 	var out []string
 	for _, f := range fa.Funcs[p.Spec.Spec.Target] {
-		if f.SkbArg == p.SkbArg {
+		if f.SkbArg == p.SkbArg && f.ReasonArg == reason {
 			out = append(out, f.Name)
 		}
 	}
@@ -93,7 +119,7 @@ func funcTargets(p *codegen.Program, fa *FuncAttach) []string {
 // that refuses is skipped and counted; only if nothing attaches is it an
 // error.
 func (s *Session) attachFuncs(fa *FuncAttach) (*AttachStats, error) {
-	st := &AttachStats{Backend: fa.Backend, Skipped: map[string]int{}}
+	st := &AttachStats{Backend: fa.Backend, Skipped: map[string][]string{}}
 	start := time.Now()
 	pr := &progress{w: fa.Progress}
 	var kprobes []*codegen.Program
@@ -112,7 +138,6 @@ func (s *Session) attachFuncs(fa *FuncAttach) (*AttachStats, error) {
 	if len(kprobes)+len(fentries) == 0 {
 		return nil, nil
 	}
-	skip := func(err error) { st.Skipped[shortReason(err)]++ }
 	for _, p := range kprobes {
 		prog := s.coll.Programs[p.Name]
 		fns := funcTargets(p, fa)
@@ -123,7 +148,7 @@ func (s *Session) attachFuncs(fa *FuncAttach) (*AttachStats, error) {
 		for _, fn := range fns {
 			l, err := attachOne(BackendKprobe, prog, []string{fn})
 			if err != nil {
-				skip(err)
+				st.skip(fn, err)
 			} else {
 				s.links = append(s.links, l)
 				st.Attached++
@@ -143,7 +168,7 @@ func (s *Session) attachFuncs(fa *FuncAttach) (*AttachStats, error) {
 			}
 		}
 		if err != nil {
-			skip(err)
+			st.skip(p.Function, err)
 		}
 		pr.add(1)
 	}
@@ -165,8 +190,8 @@ func (s *Session) attachMulti(prog *ebpf.Program, fns []string, st *AttachStats,
 			pr.add(len(part))
 		}
 		return err
-	}, func(err error) {
-		st.Skipped[shortReason(err)]++
+	}, func(fn string, err error) {
+		st.skip(fn, err)
 		pr.add(1)
 	})
 }
@@ -174,7 +199,7 @@ func (s *Session) attachMulti(prog *ebpf.Program, fns []string, st *AttachStats,
 // bisect tries fns as one set. The kernel refuses a whole kprobe-multi link
 // if one function refuses, so a refused set is split in halves until the
 // functions that refuse are found, and skipped, one by one.
-func bisect(fns []string, try func([]string) error, skip func(error)) {
+func bisect(fns []string, try func([]string) error, skip func(string, error)) {
 	if len(fns) == 0 {
 		return
 	}
@@ -182,16 +207,52 @@ func bisect(fns []string, try func([]string) error, skip func(error)) {
 	switch {
 	case err == nil:
 	case len(fns) == 1:
-		skip(err)
+		skip(fns[0], err)
 	default:
 		bisect(fns[:len(fns)/2], try, skip)
 		bisect(fns[len(fns)/2:], try, skip)
 	}
 }
 
-// shortReason is an attach error without the function's name, so that
-// refusals group by cause.
-func shortReason(err error) string {
+// verifierRefusals are what the verifier says of a function fentry cannot
+// trace, and how it is grouped.
+var verifierRefusals = []struct {
+	re  *regexp.Regexp
+	say string
+}{
+	{regexp.MustCompile(`The function \S+ has \d+ (arguments)\. Too many`), "verifier: too many %s for a trampoline"},
+	{regexp.MustCompile(`The function \S+ (with variable args) is unsupported`), "verifier: function %s"},
+	{regexp.MustCompile(`The function \S+ return type (\w+) is unsupported`), "verifier: it returns a %s by value"},
+	{regexp.MustCompile(`The function \S+ arg\d+ type (\w+) is unsupported`), "verifier: it takes a %s by value"},
+}
+
+// errENOTSUPP is the kernel's internal ENOTSUPP, which the bpf syscall
+// returns where it cannot build a trampoline.
+const errENOTSUPP = unix.Errno(524)
+
+// skipReason says why a function refused, without its name, so that
+// refusals group by cause; the causes known are said in words.
+func skipReason(b Backend, err error) string {
+	switch {
+	case b == BackendKprobe && errors.Is(err, unix.EADDRNOTAVAIL):
+		return "several functions share the name (static functions), which a kprobe cannot tell apart"
+	case b == BackendFentry && (errors.Is(err, errENOTSUPP) || errors.Is(err, ebpf.ErrNotSupported)):
+		return "the kernel cannot build an fentry trampoline for it (too many arguments, or a struct passed by value, for this kernel)"
+	case errors.Is(err, unix.EBUSY):
+		return "another tracer holds it"
+	}
+	var ve *ebpf.VerifierError
+	if errors.As(err, &ve) {
+		// The verifier's refusals of fentry targets name the function:
+		// group them by what it said of it.
+		for _, l := range ve.Log {
+			for _, r := range verifierRefusals {
+				if m := r.re.FindStringSubmatch(l); m != nil {
+					return fmt.Sprintf(r.say, m[1])
+				}
+			}
+		}
+	}
 	msg := err.Error()
 	if i := strings.LastIndex(msg, ": "); i >= 0 {
 		msg = msg[i+2:]

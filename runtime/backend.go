@@ -86,10 +86,20 @@ func backendError(b Backend, err error) error {
 	return fmt.Errorf("%s does not work on this kernel: %w", b, err)
 }
 
+// CheckBackendName checks --backend's value before anything else is done.
+func CheckBackendName(name string) error {
+	switch Backend(name) {
+	case "auto", BackendKprobeMulti, BackendFentry, BackendKprobe, BackendTracepoint:
+		return nil
+	}
+	return fmt.Errorf("--backend takes auto, kprobe-multi, fentry, kprobe or tracepoint, not %q", name)
+}
+
 // ChooseBackend picks the backend for skb: probes: forced, the one named;
 // auto, the first function backend that works, or the tracepoint fallback.
 // probe is ProbeBackend, or a stand-in in tests; reasons say why each
 // backend tried before the chosen one does not work.
+
 func ChooseBackend(forced string, probe func(Backend) error) (chosen Backend, reasons []string, err error) {
 	switch forced {
 	case "auto", "":
@@ -101,7 +111,7 @@ func ChooseBackend(forced string, probe func(Backend) error) (chosen Backend, re
 		}
 		return Backend(forced), nil, nil
 	default:
-		return "", nil, fmt.Errorf("--backend takes auto, kprobe-multi, fentry, kprobe or tracepoint, not %q", forced)
+		return "", nil, CheckBackendName(forced)
 	}
 	for _, b := range FunctionBackends {
 		err := probe(b)

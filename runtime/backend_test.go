@@ -6,7 +6,51 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
 )
+
+// TestSkippedSummaryNamesFunctions checks what stderr says of skipped
+// functions: the count by reason, then every one named under its reason,
+// the kernel's errno said in words where its cause is known.
+func TestSkippedSummaryNamesFunctions(t *testing.T) {
+	st := &AttachStats{Backend: BackendKprobe, Skipped: map[string][]string{}}
+	for _, fn := range []string{"dup_b", "dup_a", "dup_c"} {
+		st.skip(fn, fmt.Errorf("attach %s: %w", fn, unix.EADDRNOTAVAIL))
+	}
+	st.skip("held", fmt.Errorf("create kprobe: %w", unix.EBUSY))
+	st.skip("odd", fmt.Errorf("attach odd: strange"))
+	dup := "several functions share the name (static functions), which a kprobe cannot tell apart"
+	want := []string{
+		"5 functions skipped (1: another tracer holds it; 3: " + dup + "; 1: strange)",
+		"  skipped, another tracer holds it: held",
+		"  skipped, " + dup + ": dup_a dup_b dup_c",
+		"  skipped, strange: odd",
+	}
+	if got := st.Summary(); !slices.Equal(got, want) {
+		t.Errorf("summary:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	fe := &AttachStats{Backend: BackendFentry, Skipped: map[string][]string{}}
+	for fn, log := range map[string]string{
+		"tcf_fill_node":        "The function tcf_fill_node has 14 arguments. Too many.",
+		"tcp_v6_send_response": "The function tcp_v6_send_response has 14 arguments. Too many.",
+		"nf_log_packet":        "The function nf_log_packet with variable args is unsupported.",
+	} {
+		fe.skip(fn, fmt.Errorf("load %s: %w", fn, &ebpf.VerifierError{Log: []string{"processed 0 insns", log}}))
+	}
+	want = []string{
+		"3 functions skipped (1: verifier: function with variable args; 2: verifier: too many arguments for a trampoline)",
+		"  skipped, verifier: function with variable args: nf_log_packet",
+		"  skipped, verifier: too many arguments for a trampoline: tcf_fill_node tcp_v6_send_response",
+	}
+	if got := fe.Summary(); !slices.Equal(got, want) {
+		t.Errorf("fentry summary:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if st.SkippedTotal() != 5 {
+		t.Errorf("total %d", st.SkippedTotal())
+	}
+}
 
 // TestBisectSkipsOnlyRefusingFunctions checks that a set with refusing
 // functions attaches everything else, in few tries.
@@ -27,7 +71,10 @@ func TestBisectSkipsOnlyRefusingFunctions(t *testing.T) {
 		}
 		attached = append(attached, part...)
 		return nil
-	}, func(err error) { skipped = append(skipped, "x") })
+	}, func(fn string, err error) { skipped = append(skipped, fn) })
+	if !slices.Equal(skipped, []string{"f3", "f500", "f999"}) {
+		t.Errorf("skipped %v; want f3 f500 f999", skipped)
+	}
 	if len(attached) != 997 || len(skipped) != 3 {
 		t.Errorf("attached %d, skipped %d; want 997 and 3", len(attached), len(skipped))
 	}

@@ -36,6 +36,9 @@ type SkbFunc struct {
 	Module string // "" for vmlinux
 	// SkbArg is the position of the first struct sk_buff * parameter.
 	SkbArg int
+	// ReasonArg is the position of its enum skb_drop_reason parameter (the
+	// drop functions': kfree_skb_reason, sk_skb_reason_drop...), or -1.
+	ReasonArg int
 	// Proto is the BTF id of its FUNC_PROTO, in its module's numbering.
 	Proto uint32
 }
@@ -186,13 +189,41 @@ func (t *btfTypes) skbFuncs(module string, skb map[uint32]bool) []SkbFunc {
 		if (pinfo>>24)&0x1f != kindFuncProto {
 			continue
 		}
+		f := SkbFunc{SkbArg: -1, ReasonArg: -1}
 		for i := range int(pinfo & 0xffff) {
 			ptype := le.Uint32(pt.data[poff+12+uint32(8*i)+4:])
-			if t.isSkbPtr(ptype, skb) {
-				out = append(out, SkbFunc{Name: t.name(le.Uint32(rec)), Module: module, SkbArg: i, Proto: protoID})
-				break
+			switch {
+			case f.SkbArg < 0 && t.isSkbPtr(ptype, skb):
+				f.SkbArg = i
+			case f.ReasonArg < 0 && t.isEnum(ptype, "skb_drop_reason"):
+				f.ReasonArg = i
 			}
+		}
+		if f.SkbArg >= 0 {
+			f.Name, f.Module, f.Proto = t.name(le.Uint32(rec)), module, protoID
+			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// isEnum reports whether id is, through typedefs and qualifiers, the enum
+// of that name.
+func (t *btfTypes) isEnum(id uint32, name string) bool {
+	for range 16 {
+		k, ref, ok := t.kind(id)
+		if !ok {
+			return false
+		}
+		switch k {
+		case kindTypedef, kindVolatile, kindConst, kindRestrict, kindTypeTag:
+		case kindEnum, kindEnum64:
+			tt, off, _ := t.lookup(id)
+			return tt.name(binary.LittleEndian.Uint32(tt.data[off:])) == name
+		default:
+			return false
+		}
+		id = ref
+	}
+	return false
 }

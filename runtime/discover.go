@@ -36,15 +36,28 @@ func SkbTracepoints(spec *btf.Spec, k *ksyms) []codegen.SkbTarget {
 		if !ok {
 			continue
 		}
+		tg := codegen.SkbTarget{Name: name, SkbArg: -1, FuncAddr: k.addrs[i]}
 		for j, p := range proto.Params {
-			if j > 0 && check.IsSkbPtr(p.Type) {
-				out = append(out, codegen.SkbTarget{Name: name, SkbArg: j - 1, FuncAddr: k.addrs[i]})
-				break
+			switch {
+			case j == 0: // the tracepoint's context
+			case tg.SkbArg < 0 && check.IsSkbPtr(p.Type):
+				tg.SkbArg = j - 1
+			case !tg.HasReason && isDropReason(p.Type):
+				tg.HasReason, tg.ReasonArg = true, j-1
 			}
+		}
+		if tg.SkbArg >= 0 {
+			out = append(out, tg)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// isDropReason reports whether a BTF type is enum skb_drop_reason.
+func isDropReason(t btf.Type) bool {
+	e, ok := btf.UnderlyingType(t).(*btf.Enum)
+	return ok && e.Name == "skb_drop_reason"
 }
 
 // MatchTargets keeps the targets whose name matches the glob.
@@ -61,8 +74,7 @@ func MatchTargets(targets []codegen.SkbTarget, glob string) []codegen.SkbTarget 
 // ResolveSkbFallback returns, for each skb: spec of the script, the
 // tracepoints it falls back to, with their __traceiter_ addresses.
 func ResolveSkbFallback(spec *btf.Spec, globs map[string]bool) map[string][]codegen.SkbTarget {
-	var k ksyms
-	all := SkbTracepoints(spec, &k)
+	all := SkbTracepoints(spec, &kernelSyms)
 	out := map[string][]codegen.SkbTarget{}
 	for g := range globs {
 		out[g] = MatchTargets(all, g)

@@ -15,13 +15,18 @@ func TestDiscoverFindsSkbFunctions(t *testing.T) {
 	if len(d.Funcs) < 500 {
 		t.Errorf("only %d functions with an skb; SPEC expects about 1,500-2,500", len(d.Funcs))
 	}
-	want := map[string]int{"ip_rcv": 0, "ip_rcv_finish": 2, "__dev_queue_xmit": 0, "tcp_v4_rcv": 0, "kfree_skbmem": 0, "ip_finish_output2": 2}
+	want := map[string]int{"ip_rcv": 0, "ip_rcv_finish": 2, "__dev_queue_xmit": 0, "tcp_v4_rcv": 0, "kfree_skbmem": 0, "ip_finish_output2": 2, "sk_skb_reason_drop": 1}
+	// The drop reason's position: sk_skb_reason_drop(sk, skb, reason).
+	wantReason := map[string]int{"sk_skb_reason_drop": 2, "ip_rcv": -1, "kfree_skbmem": -1}
 	for _, f := range d.Funcs {
 		if pos, ok := want[f.Name]; ok {
 			if f.SkbArg != pos {
 				t.Errorf("%s: skb at %d, want %d", f.Name, f.SkbArg, pos)
 			}
 			delete(want, f.Name)
+		}
+		if pos, ok := wantReason[f.Name]; ok && f.ReasonArg != pos {
+			t.Errorf("%s: drop reason at %d, want %d", f.Name, f.ReasonArg, pos)
 		}
 		if f.Name == "tcp_sendmsg" || f.Name == "sock_sendmsg" {
 			t.Errorf("%s has no sk_buff parameter but was found", f.Name)
@@ -32,6 +37,34 @@ func TestDiscoverFindsSkbFunctions(t *testing.T) {
 	}
 	if got := d.Match("ip_rcv*"); len(got) < 2 || got[0].Name != "ip_rcv" {
 		t.Errorf("Match(ip_rcv*) = %v", got)
+	}
+}
+
+// TestSkbTracepointsHaveReasons checks the fallback's targets: the skb's
+// and the drop reason's positions on tracepoints that carry them.
+func TestSkbTracepointsHaveReasons(t *testing.T) {
+	spec, err := KernelBTF()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k ksyms
+	found := 0
+	for _, tg := range SkbTracepoints(spec, &k) {
+		switch tg.Name {
+		case "kfree_skb": // (skb, location, reason, rx_sk)
+			found++
+			if tg.SkbArg != 0 || !tg.HasReason || tg.ReasonArg != 2 {
+				t.Errorf("kfree_skb: skb at %d, reason %v at %d; want 0, true at 2", tg.SkbArg, tg.HasReason, tg.ReasonArg)
+			}
+		case "consume_skb", "net_dev_queue":
+			found++
+			if tg.HasReason {
+				t.Errorf("%s has no drop reason, but one was found at %d", tg.Name, tg.ReasonArg)
+			}
+		}
+	}
+	if found != 3 {
+		t.Errorf("found %d of kfree_skb, consume_skb, net_dev_queue", found)
 	}
 }
 

@@ -29,38 +29,53 @@ type formatter struct {
 	stacks *ebpf.Map
 	// boot is the wall-clock time of monotonic zero, for time values.
 	boot time.Time
+	// offsetBase is 16 for stack frames as sym+0x90, 10 for bpftrace's
+	// sym+144.
+	offsetBase int
 }
 
 // value formats a value of any type from its bytes in a record or map
 // key: strings to their NUL, addresses, stacks, integers by their format.
 func (f *formatter) value(t types.Type, raw []byte) string {
+	return string(f.appendValue(nil, t, raw))
+}
+
+// appendValue appends value's text to dst: the event path formats into
+// one buffer without allocating.
+func (f *formatter) appendValue(dst []byte, t types.Type, raw []byte) []byte {
 	switch t.Kind {
 	case types.String:
 		if i := bytes.IndexByte(raw, 0); i >= 0 {
 			raw = raw[:i]
 		}
-		return string(raw)
+		return append(dst, raw...)
 	case types.Addr:
-		return formatAddr(raw)
+		return appendAddr(dst, raw)
+	case types.Packet:
+		return appendPacket(dst, raw)
 	case types.Endpoint:
 		port := binary.LittleEndian.Uint64(raw[codegen.AddrSize:])
 		if raw[16] == 6 {
-			return fmt.Sprintf("[%s]:%d", formatAddr(raw), port)
+			dst = append(dst, '[')
+			dst = appendAddr(dst, raw)
+			dst = append(dst, "]:"...)
+		} else {
+			dst = appendAddr(dst, raw)
+			dst = append(dst, ':')
 		}
-		return fmt.Sprintf("%s:%d", formatAddr(raw), port)
+		return strconv.AppendUint(dst, port, 10)
 	case types.Stack:
-		var out strings.Builder
 		for _, fr := range f.stack(int64(binary.LittleEndian.Uint64(raw))) {
-			out.WriteString("\n        " + fr)
+			dst = append(dst, "\n        "...)
+			dst = append(dst, fr...)
 		}
-		out.WriteString("\n")
-		return out.String()
+		return append(dst, '\n')
 	}
 	v := binary.LittleEndian.Uint64(raw)
 	if t.Kind == types.Ptr {
-		return fmt.Sprintf("0x%x", v)
+		return strconv.AppendUint(append(dst, "0x"...), v, 16)
 	}
-	return f.formatInt(v, t)
+	return f.appendInt(dst, v, t)
 }
 
 // jsonValue is a value as JSON shows it: plain integers as numbers, stacks
@@ -94,7 +109,7 @@ func (f *formatter) stack(id int64) []string {
 		if pc == 0 {
 			break
 		}
-		name := f.ksyms.name(pc)
+		name := f.ksyms.symbolize(pc, f.offsetBase)
 		if len(frames) == 0 && isBPFFrame(name) {
 			continue // the tracing program's own frames, above the traced code
 		}
@@ -120,7 +135,7 @@ func newFormatter() *formatter {
 	if unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) == nil {
 		boot = boot.Add(-time.Duration(ts.Nano()))
 	}
-	return &formatter{enumNames: map[*btf.Enum]map[uint64]string{}, boot: boot}
+	return &formatter{enumNames: map[*btf.Enum]map[uint64]string{}, boot: boot, offsetBase: 16}
 }
 
 // nameOf maps a constant's value to its name for a format, from stdlib's table.
@@ -135,45 +150,65 @@ func nameOf(f types.Fmt, v uint64) (string, bool) {
 
 // formatInt renders a 64-bit value of an integer type.
 func (f *formatter) formatInt(v uint64, t types.Type) string {
+	return string(f.appendInt(nil, v, t))
+}
+
+// appendInt appends formatInt's text to dst.
+func (f *formatter) appendInt(dst []byte, v uint64, t types.Type) []byte {
 	switch t.Fmt {
 	case types.FmtHex:
-		return "0x" + strconv.FormatUint(v, 16)
+		return strconv.AppendUint(append(dst, "0x"...), v, 16)
 	case types.FmtBool:
-		return strconv.FormatBool(v != 0)
+		return strconv.AppendBool(dst, v != 0)
 	case types.FmtKsym:
-		return f.ksyms.name(v)
+		return append(dst, f.ksyms.name(v)...)
 	case types.FmtTime:
-		return f.boot.Add(time.Duration(v)).Format("15:04:05")
+		return f.boot.Add(time.Duration(v)).AppendFormat(dst, "15:04:05")
 	case types.FmtTCPState:
 		if v < uint64(len(tcpStates)) && tcpStates[v] != "" {
-			return tcpStates[v]
+			return append(dst, tcpStates[v]...)
 		}
-	case types.FmtEtherType, types.FmtIPProto, types.FmtPktType:
+	case types.FmtEtherType, types.FmtIPProto, types.FmtPktType, types.FmtCtState, types.FmtNfHook:
 		if n, ok := nameOf(t.Fmt, v); ok {
-			return n
+			return append(dst, n...)
+		}
+		if t.Fmt == types.FmtNfHook {
+			return append(dst, '-') // outside netfilter
 		}
 	case types.FmtTCPFlags:
-		var names []string
+		start := len(dst)
 		for _, c := range stdlib.Consts {
 			if c.Type.Fmt == types.FmtTCPFlags && v&c.Value != 0 {
-				names = append(names, c.Name)
+				if len(dst) > start {
+					dst = append(dst, '|')
+				}
+				dst = append(dst, c.Name...)
 			}
 		}
-		if len(names) > 0 {
-			return strings.Join(names, "|")
+		if len(dst) == start {
+			dst = append(dst, '0')
 		}
-		return "0"
+		return dst
+	case types.FmtDropWhy:
+		if en, ok := t.BTF.(*btf.Enum); ok {
+			if n, ok := f.enumName(en, v); ok {
+				if why, ok := stdlib.DropReasons[n]; ok {
+					return append(dst, why...)
+				}
+				return append(append(dst, n...), " (no explanation known)"...)
+			}
+		}
 	case types.FmtEnum:
 		if en, ok := t.BTF.(*btf.Enum); ok {
 			if n, ok := f.enumName(en, v); ok {
-				return n
+				return append(dst, n...)
 			}
 		}
 	}
 	if t.Signed {
-		return strconv.FormatInt(int64(v), 10)
+		return strconv.AppendInt(dst, int64(v), 10)
 	}
-	return strconv.FormatUint(v, 10)
+	return strconv.AppendUint(dst, v, 10)
 }
 
 func (f *formatter) enumName(en *btf.Enum, v uint64) (string, bool) {

@@ -15,7 +15,7 @@ import (
 )
 
 // cacheVersion changes whenever the cache's content or meaning does.
-const cacheVersion = "skbtrace-skbfuncs-1"
+const cacheVersion = "skbtrace-skbfuncs-2"
 
 // kernelBuildKey identifies what discovery depends on: the kernel's build
 // (release and version strings) and the BTF blobs loaded (modules come and
@@ -82,7 +82,8 @@ func CachedDiscovery(vmlinuxPath string) (d *Discovery, fromCache bool, err erro
 	return d, false, nil
 }
 
-// The cache file: a header line, then "name skbarg proto module" lines.
+// The cache file: a header line, then "name skbarg reasonarg proto module"
+// lines.
 func writeCache(file string, d *Discovery) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%s %d %s\n", cacheVersion, d.Untraceable, d.Source)
@@ -91,7 +92,7 @@ func writeCache(file string, d *Discovery) {
 		if mod == "" {
 			mod = "-"
 		}
-		fmt.Fprintf(&b, "%s %d %d %s\n", f.Name, f.SkbArg, f.Proto, mod)
+		fmt.Fprintf(&b, "%s %d %d %d %s\n", f.Name, f.SkbArg, f.ReasonArg, f.Proto, mod)
 	}
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return
@@ -122,19 +123,20 @@ func readCache(file string) (*Discovery, error) {
 	}
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
-		if len(f) != 4 {
+		if len(f) != 5 {
 			return nil, fmt.Errorf("bad cache line %q", sc.Text())
 		}
 		arg, err1 := strconv.Atoi(f[1])
-		proto, err2 := strconv.ParseUint(f[2], 10, 32)
-		if err1 != nil || err2 != nil {
+		reason, err2 := strconv.Atoi(f[2])
+		proto, err3 := strconv.ParseUint(f[3], 10, 32)
+		if err1 != nil || err2 != nil || err3 != nil {
 			return nil, fmt.Errorf("bad cache line %q", sc.Text())
 		}
-		mod := f[3]
+		mod := f[4]
 		if mod == "-" {
 			mod = ""
 		}
-		d.Funcs = append(d.Funcs, SkbFunc{Name: f[0], SkbArg: arg, Proto: uint32(proto), Module: mod})
+		d.Funcs = append(d.Funcs, SkbFunc{Name: f[0], SkbArg: arg, ReasonArg: reason, Proto: uint32(proto), Module: mod})
 	}
 	if len(d.Funcs) == 0 {
 		return nil, fmt.Errorf("empty cache")

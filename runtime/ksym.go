@@ -9,6 +9,13 @@ import (
 	"sync"
 )
 
+// kernelSyms is the process's first reading of /proc/kallsyms: the
+// tracepoint fallback's discovery and the printer's function names share
+// it, so a script on the fallback that prints func does not read the
+// 200,000 lines again at its first event, while its records pile up. It
+// has no BPF programs loaded after it was read.
+var kernelSyms ksyms
+
 // ksyms resolves kernel addresses to symbol names from /proc/kallsyms. It is
 // read once, on first use: only scripts that print func or ksym() pay for it.
 type ksyms struct {
@@ -55,7 +62,11 @@ func (k *ksyms) load() {
 
 // name returns the symbol containing addr, with +0xOFF when inside it, or
 // the address in hex when unknown.
-func (k *ksyms) name(addr uint64) string {
+func (k *ksyms) name(addr uint64) string { return k.symbolize(addr, 16) }
+
+// symbolize names an address as NAME+OFFSET, the offset in hex (0x90) or,
+// as bpftrace prints stacks, in decimal (144).
+func (k *ksyms) symbolize(addr uint64, base int) string {
 	k.once.Do(k.load)
 	i := sort.Search(len(k.addrs), func(i int) bool { return k.addrs[i] > addr }) - 1
 	if i < 0 || addr == 0 {
@@ -64,7 +75,33 @@ func (k *ksyms) name(addr uint64) string {
 	// A tracepoint fallback's func is its __traceiter_NAME: show NAME.
 	name := strings.TrimPrefix(k.names[i], "__traceiter_")
 	if off := addr - k.addrs[i]; off != 0 {
+		if base == 10 {
+			return name + "+" + strconv.FormatUint(off, 10)
+		}
 		return name + "+0x" + strconv.FormatUint(off, 16)
 	}
 	return name
+}
+
+// ksymsByName serves KsymAddr, from kernelSyms.
+var ksymsByName struct {
+	once sync.Once
+	m    map[string]uint64
+}
+
+// KsymAddr returns the address of a kernel function from /proc/kallsyms, 0
+// if it has none (or kallsyms hides addresses).
+func KsymAddr(name string) uint64 {
+	b := &ksymsByName
+	b.once.Do(func() {
+		k := &kernelSyms
+		k.once.Do(k.load)
+		b.m = make(map[string]uint64, len(k.names))
+		for i, n := range k.names {
+			if _, dup := b.m[n]; !dup {
+				b.m[n] = k.addrs[i]
+			}
+		}
+	})
+	return b.m[name]
 }

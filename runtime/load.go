@@ -57,6 +57,9 @@ func translateLoadError(out *codegen.Output, err error, verbose bool) error {
 		if verbose {
 			return fmt.Errorf("the kernel's verifier rejected the program:\n%+v", ve)
 		}
+		if strings.Contains(strings.Join(ve.Log, "\n"), "BPF program is too large") {
+			return fmt.Errorf("program too large: the kernel's verifier gave up after 1,000,000 instructions; split the probe into smaller probes")
+		}
 		// The verifier's reason is its last line before the statistics.
 		last := ""
 		for i := len(ve.Log) - 1; i >= 0; i-- {

@@ -7,7 +7,7 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"sort"
+
 	"strings"
 
 	"github.com/cilium/ebpf"
@@ -64,6 +64,9 @@ func (s *Session) readMap(mi *check.MapInfo, m *ebpf.Map) ([]mapEntry, error) {
 // PrintMaps prints every map that holds data, in bpftrace's layout:
 // `@name[key]: value`, sorted by value, maps in the order the script names them.
 func (s *Session) PrintMaps(w io.Writer) error {
+	if s.bpftrace && !s.json {
+		return s.printMapsBpftrace(w)
+	}
 	first := true
 	for _, name := range s.info.MapOrder {
 		printed, err := s.printMap(w, name, first)
@@ -93,15 +96,7 @@ func (s *Session) printMap(w io.Writer, name string, first bool) (bool, error) {
 	entries = slices.DeleteFunc(entries, func(e mapEntry) bool {
 		return (mi.Value.Agg == types.AggMin || mi.Value.Agg == types.AggMax) && !e.value.seen
 	})
-	sort.SliceStable(entries, func(i, j int) bool {
-		if entries[i].raw != nil && !inRegister(mi.Value) {
-			return s.fmt.value(mi.Value, entries[i].raw) < s.fmt.value(mi.Value, entries[j].raw)
-		}
-		if entries[i].value.n != entries[j].value.n {
-			return entries[i].value.n < entries[j].value.n
-		}
-		return entries[i].key < entries[j].key
-	})
+	sortEntries(s, mi, entries)
 	if s.json {
 		var data any = s.jsonValue(mi, entries[0])
 		if len(mi.Keys) > 0 {

@@ -3,7 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
-	"sync/atomic"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/features"
@@ -16,11 +16,14 @@ import (
 type eventReader interface {
 	// next returns the next record; done reports a flush or close.
 	next() (rec []byte, done bool, err error)
+	// pending reports whether next has a record without waiting; the
+	// printer writes its output out before next waits.
+	pending() bool
+	// setDeadline makes next return os.ErrDeadlineExceeded at t (zero:
+	// never).
+	setDeadline(t time.Time)
 	Flush() error
 	Close() error
-	// lost counts records the reader learned were dropped (perf's lost
-	// samples); the ring buffer's are counted by the programs.
-	lost() uint64
 }
 
 func newEventReader(m *ebpf.Map, perfBytes int) (eventReader, error) {
@@ -55,12 +58,10 @@ func (r *ringReader) next() ([]byte, bool, error) {
 
 func (r *ringReader) Flush() error { return r.rd.Flush() }
 func (r *ringReader) Close() error { return r.rd.Close() }
-func (r *ringReader) lost() uint64 { return 0 }
 
 type perfReader struct {
-	rd      *perf.Reader
-	rec     perf.Record
-	dropped atomic.Uint64
+	rd  *perf.Reader
+	rec perf.Record
 }
 
 func (r *perfReader) next() ([]byte, bool, error) {
@@ -72,7 +73,9 @@ func (r *perfReader) next() ([]byte, bool, error) {
 			return nil, false, err
 		}
 		if r.rec.LostSamples > 0 {
-			r.dropped.Add(r.rec.LostSamples)
+			// The programs count each record bpf_perf_event_output had
+			// no room for; perf's lost records count the same ones again
+			// (and only once there is room to say so).
 			continue
 		}
 		return r.rec.RawSample, false, nil
@@ -81,7 +84,6 @@ func (r *perfReader) next() ([]byte, bool, error) {
 
 func (r *perfReader) Flush() error { return r.rd.Flush() }
 func (r *perfReader) Close() error { return r.rd.Close() }
-func (r *perfReader) lost() uint64 { return r.dropped.Load() }
 
 // HaveRingBuffer reports whether the kernel has BPF ring buffers (5.8+).
 func HaveRingBuffer() bool {
@@ -89,3 +91,12 @@ func HaveRingBuffer() bool {
 }
 
 func featureRingBuf() error { return features.HaveMapType(ebpf.RingBuf) }
+
+func (r *ringReader) pending() bool { return r.rd.AvailableBytes() > 0 }
+
+func (r *ringReader) setDeadline(t time.Time) { r.rd.SetDeadline(t) }
+func (r *perfReader) setDeadline(t time.Time) { r.rd.SetDeadline(t) }
+
+// pending is whether the CPU buffer last read has more: when it has not,
+// the printer writes out, once per CPU buffer drained at worst.
+func (r *perfReader) pending() bool { return r.rec.Remaining > 0 }

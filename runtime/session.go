@@ -29,10 +29,10 @@ type Session struct {
 	fmt   *formatter
 	// events reads the ring buffer; done reports the reader's end.
 	events eventReader
-	// perfLost keeps the perf reader's lost count after it is closed.
-	perfLost uint64
-	done     chan error
-	json     bool
+	done   chan error
+	json   bool
+	// bpftrace is Options.Bpftrace.
+	bpftrace bool
 	w        io.Writer
 	// exited is closed when a program calls exit().
 	exited   chan struct{}
@@ -42,6 +42,9 @@ type Session struct {
 	timers     sync.WaitGroup
 	// stats is what attaching skb: probes to functions came to.
 	stats *AttachStats
+	// progress, when set, gets a progress line while many links attach or
+	// detach.
+	progress io.Writer
 }
 
 // FuncStats is what attaching skb: probes to functions came to, or nil.
@@ -56,6 +59,9 @@ func (s *Session) control(ev *codegen.Event) error {
 	case codegen.EventExit:
 		s.exitOnce.Do(func() { close(s.exited) })
 	case codegen.EventPrintMap:
+		if s.bpftrace && !s.json {
+			return s.printMapBpftrace(s.w, ev.Map)
+		}
 		_, err := s.printMap(s.w, ev.Map, true)
 		return err
 	case codegen.EventClearMap, codegen.EventZeroMap:
@@ -76,6 +82,9 @@ func runProgram(p *ebpf.Program) error {
 type Options struct {
 	// JSON prints every event and map as one JSON object a line.
 	JSON bool
+	// Timeline groups print's events per packet: one block per skb, its
+	// hops in order, printed when it is freed or goes quiet.
+	Timeline bool
 	// Verbose keeps the kernel's whole verifier log in errors.
 	Verbose bool
 	// Warn receives what the session could not do but went on without,
@@ -84,6 +93,13 @@ type Options struct {
 	// Funcs says how skb: programs attach to kernel functions, when a
 	// function backend is in use.
 	Funcs *FuncAttach
+	// Bpftrace prints maps and stacks in bpftrace's layout, for a script
+	// written for bpftrace.
+	Bpftrace bool
+	// Capture receives capture()'s frames as pcapng, Snaplen (the
+	// codegen option's) bytes at most each.
+	Capture io.Writer
+	Snaplen int
 }
 
 // Start loads a compiled script, starts printing its records to w, and
@@ -111,8 +127,11 @@ func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (*S
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{out: out, info: info, coll: coll, fmt: newFormatter(), json: opts.JSON, w: w,
+	s := &Session{out: out, info: info, coll: coll, fmt: newFormatter(), json: opts.JSON, w: w, bpftrace: opts.Bpftrace,
 		exited: make(chan struct{}), stopTimers: make(chan struct{})}
+	if opts.Bpftrace {
+		s.fmt.offsetBase = 10
+	}
 	if m := coll.Maps[codegen.EventsMap]; m != nil {
 		rd, err := newEventReader(m, out.PerfBytes)
 		if err != nil {
@@ -122,6 +141,15 @@ func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (*S
 		s.events, s.done = rd, make(chan error, 1)
 		pr := newPrinter(w, out.Events, s.fmt, opts.JSON)
 		pr.control = s.control
+		if opts.Capture != nil {
+			if pr.pcap, err = newPcapngWriter(opts.Capture, opts.Snaplen, s.fmt.boot); err != nil {
+				s.Close()
+				return nil, fmt.Errorf("write the pcapng header: %w", err)
+			}
+		}
+		if opts.Timeline && !opts.JSON {
+			pr.timeline = newTimeline()
+		}
 		go func() { s.done <- pr.readEvents(rd) }()
 	}
 	s.fmt.stacks = coll.Maps[codegen.StackMap]
@@ -148,6 +176,7 @@ func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (*S
 		s.links = append(s.links, l)
 	}
 	if opts.Funcs != nil {
+		s.progress = opts.Funcs.Progress
 		st, err := s.attachFuncs(opts.Funcs)
 		if err != nil {
 			s.Close()
@@ -201,6 +230,15 @@ func (s *Session) startTimer(p *ebpf.Program, period time.Duration) {
 func attach(p *codegen.Program, prog *ebpf.Program) (link.Link, error) {
 	spec := p.Spec.Spec
 	switch {
+	case p.Prog.Type == ebpf.TracePoint:
+		if _, _, err := Tracefs(); err != nil {
+			return nil, fmt.Errorf("attach %s: %w", spec.Text, err)
+		}
+		l, err := link.Tracepoint(p.Spec.Category, spec.Name, prog, nil)
+		if err != nil {
+			return nil, fmt.Errorf("attach %s: %w", spec.Text, explainAttach(err, "tracepoint"))
+		}
+		return l, nil
 	case spec.Kind == lang.ProbeTracepoint, spec.Kind == lang.ProbeFentry, spec.Kind == lang.ProbeFexit, p.Tracepoint != "":
 		l, err := link.AttachTracing(link.TracingOptions{Program: prog, AttachType: p.Prog.AttachType})
 		if err != nil {
@@ -263,9 +301,7 @@ func (s *Session) Detach() error {
 		close(s.stopTimers)
 		s.timers.Wait()
 		s.stopTimers = nil
-		for _, l := range s.links {
-			l.Close()
-		}
+		closeLinks(s.links, s.progress)
 		s.links = nil
 		if err := s.runAll(lang.ProbeEnd); err != nil {
 			return err
@@ -279,28 +315,31 @@ func (s *Session) Detach() error {
 		return err
 	}
 	err := <-s.done
-	s.perfLost = s.events.lost()
 	s.events.Close()
 	s.events = nil
 	return err
 }
 
-// Lost is how many records the programs could not write to the ring
-// buffer, or perf reported lost. Call it after Detach.
-func (s *Session) Lost() uint64 {
+// Lost is how many records the programs could not write to the ring or
+// perf buffer, each counted once, and which of the two buffers it was.
+// Call it after Detach.
+func (s *Session) Lost() (n uint64, buffer string) {
+	buffer = "ring buffer"
+	if m := s.coll.Maps[codegen.EventsMap]; m != nil && m.Type() == ebpf.PerfEventArray {
+		buffer = "perf buffer"
+	}
 	m := s.coll.Maps[codegen.LostMap]
 	if m == nil {
-		return s.perfLost
+		return 0, buffer
 	}
 	var perCPU []uint64
 	if err := m.Lookup(uint32(0), &perCPU); err != nil {
-		return 0
+		return 0, buffer
 	}
-	n := s.perfLost
 	for _, v := range perCPU {
 		n += v
 	}
-	return n
+	return n, buffer
 }
 
 // attachHelpers loads and attaches track()'s helpers. Each that fails is

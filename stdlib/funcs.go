@@ -1,6 +1,7 @@
 package stdlib
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/skbtrace/skbtrace/lang/types"
@@ -31,6 +32,9 @@ type Func struct {
 	// Stmt functions are only valid as statements (they have no value).
 	Stmt  bool
 	Needs Need
+	// Internal functions are only called by code the compiler writes (a
+	// compiled pcap filter); hints never suggest them.
+	Internal bool
 	// Infer checks the arguments and returns the call's type.
 	Infer func(c Call) types.Type
 }
@@ -163,10 +167,12 @@ var Funcs = []*Func{
 		}
 		switch t := c.Arg(i); {
 		case t.Kind == types.Invalid, t.Kind == types.Addr:
-		case t.IsInt() && t.Size == 4:
-		case (t.Kind == types.Array || t.Kind == types.Struct || t.Kind == types.String) && t.Size == 16:
+		case t.IsInt():
+			// An IPv4 address as it sits in memory; ntop(0) is bpftrace's
+			// way to give a variable the address type.
+		case (t.Kind == types.Array || t.Kind == types.Struct || t.Kind == types.String) && (t.Size == 16 || t.Size == 4):
 		default:
-			c.Errorf(i, "pass sk->__sk_common.skc_daddr (IPv4) or skc_v6_daddr (IPv6)", "ntop needs a 4-byte integer or a 16-byte array, got %s", t)
+			c.Errorf(i, "pass sk->__sk_common.skc_daddr (IPv4) or skc_v6_daddr (IPv6)", "ntop needs an integer or a 4- or 16-byte array, got %s", t)
 		}
 		return types.IP
 	}},
@@ -184,6 +190,31 @@ var Funcs = []*Func{
 			intArg(c, 1, "endpoint's port")
 		}
 		return types.Type{Kind: types.Endpoint, Size: 32}
+	}},
+	{Name: "bswap", Sig: "bswap(value)", Doc: "reverses the bytes of an integer of its own width (bpftrace's bswap)", Infer: func(c Call) types.Type {
+		if arity(c, "bswap(value)", 1, 1) && intArg(c, 0, "bswap") {
+			t := c.Arg(0)
+			t.Fmt, t.BTF = types.FmtDec, nil
+			return t
+		}
+		return types.U64
+	}},
+	{Name: "time", Sig: `time(["format"])`, Doc: "prints the current time with a strftime format (default \"%H:%M:%S\\n\")", Stmt: true},
+	{Name: "kstack", Sig: "kstack()", Doc: "the kernel stack, as the kstack field", Infer: func(c Call) types.Type {
+		arity(c, "kstack()", 0, 0)
+		return types.Type{Kind: types.Stack}
+	}},
+	{Name: "why", Sig: "why(reason)", Doc: "prints a drop reason as a sentence saying what it means", Infer: func(c Call) types.Type {
+		if arity(c, "why(reason)", 1, 1) {
+			t := c.Arg(0)
+			if t.Fmt != types.FmtEnum && t.Kind != types.Invalid {
+				c.Errorf(0, "e.g. why(reason) on tracepoint:skb:kfree_skb", "why needs a drop reason, got %s", t)
+				return types.Bad
+			}
+			t.Fmt = types.FmtDropWhy
+			return t
+		}
+		return types.Bad
 	}},
 	swap("ntohs", types.U16),
 	swap("ntohl", types.U32),
@@ -209,16 +240,18 @@ func swap(name string, t types.Type) *Func {
 	}}
 }
 
-var funcIndex = byName(Funcs, func(f *Func) string { return f.Name })
+var funcIndex = byName(slices.Concat(Funcs, pcapFuncs), func(f *Func) string { return f.Name })
 
 // LookupFunc finds a builtin function.
 func LookupFunc(name string) *Func { return funcIndex[name] }
 
 // FuncNames lists the functions' names, sorted, for hints.
 func FuncNames() []string {
-	n := make([]string, 0, len(Funcs))
-	for _, f := range Funcs {
-		n = append(n, f.Name)
+	n := make([]string, 0, len(Funcs)+1)
+	for _, f := range slices.Concat(Funcs, pcapFuncs) {
+		if !f.Internal {
+			n = append(n, f.Name)
+		}
 	}
 	sort.Strings(n)
 	return n

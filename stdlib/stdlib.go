@@ -30,7 +30,30 @@ const (
 	SrcHeader
 	// SrcContext is computed by a helper or from the probe context; Name says which.
 	SrcContext
+	// SrcNetfilter is read from the netfilter hook the packet is in: its
+	// struct nf_hook_state, found on the kernel stack, and the tables that
+	// registered the hook's entries.
+	SrcNetfilter
 )
+
+// Base is where a member chain starts.
+type Base uint8
+
+// Bases.
+const (
+	// BaseSkb: struct sk_buff.
+	BaseSkb Base = iota
+	// BaseShinfo: struct skb_shared_info, at skb->head + skb->end.
+	BaseShinfo
+	// BaseConn: struct nf_conn, skb->_nfct without its low three bits (the
+	// ctinfo); NULL without a conntrack entry, so every member reads 0.
+	BaseConn
+)
+
+// BaseStruct names the BTF struct a base is.
+func (b Base) BaseStruct() string {
+	return [...]string{"sk_buff", "skb_shared_info", "nf_conn"}[b]
+}
 
 // Source describes how to read a builtin's value.
 type Source struct {
@@ -42,8 +65,14 @@ type Source struct {
 	Layer      int
 	Off4, Off6 int
 	Width      int
-	// TCPOnly restricts a Layer 4 read to TCP segments (0 otherwise).
-	TCPOnly bool
+	// TCPOnly restricts a Layer 4 read to TCP segments, ICMPOnly to ICMP
+	// and ICMPv6 messages (0 otherwise).
+	TCPOnly, ICMPOnly bool
+	// Base is the struct a SrcSkbPath chain starts from: the skb itself,
+	// its shared info, or its conntrack entry.
+	Base Base
+	// Mask, when not 0, keeps only these bits of the value read.
+	Mask uint64
 	// BigEndian values are converted to host order.
 	BigEndian bool
 }
@@ -59,6 +88,17 @@ type Field struct {
 
 func path(p ...string) Source { return Source{Kind: SrcSkbPath, Path: p} }
 func ctx() Source             { return Source{Kind: SrcContext} }
+
+// tcp and icmp read a big-endian field of the TCP or ICMP header.
+func tcp(off, width int) Source {
+	return Source{Kind: SrcHeader, Layer: 4, Off4: off, Off6: off, Width: width, TCPOnly: true, BigEndian: true}
+}
+
+func icmp(off, width int) Source {
+	return Source{Kind: SrcHeader, Layer: 4, Off4: off, Off6: off, Width: width, ICMPOnly: true, BigEndian: true}
+}
+
+func on(b Base, p ...string) Source { return Source{Kind: SrcSkbPath, Base: b, Path: p} }
 
 // Fields are the skb fields and context values, in the order -l prints them.
 var Fields = []*Field{
@@ -80,6 +120,23 @@ var Fields = []*Field{
 	{Name: "hash", Doc: "skb->hash, the flow hash", Type: types.Type{Kind: types.Int, Size: 4, Fmt: types.FmtHex}, Needs: NeedSkb, Src: path("hash")},
 	{Name: "priority", Doc: "skb->priority", Type: types.U32, Needs: NeedSkb, Src: path("priority")},
 	{Name: "tcpstate", Doc: "TCP state of the skb's socket (skb->sk): ESTABLISHED, SYN_SENT...; 0 without one", Type: types.Type{Kind: types.Int, Size: 1, Fmt: types.FmtTCPState}, Needs: NeedSkb, Src: path("sk", "__sk_common", "skc_state")},
+	{Name: "seq", Doc: "TCP sequence number", Type: types.U32, Needs: NeedSkb, Src: tcp(4, 4)},
+	{Name: "ack", Doc: "TCP acknowledgment number", Type: types.U32, Needs: NeedSkb, Src: tcp(8, 4)},
+	{Name: "win", Doc: "TCP window, as sent (before scaling)", Type: types.U16, Needs: NeedSkb, Src: tcp(14, 2)},
+	{Name: "icmp_type", Doc: "ICMP or ICMPv6 type: 8 echo request, 0 echo reply, 3 unreachable...", Type: types.U8, Needs: NeedSkb, Src: icmp(0, 1)},
+	{Name: "icmp_code", Doc: "ICMP or ICMPv6 code", Type: types.U8, Needs: NeedSkb, Src: icmp(1, 1)},
+	{Name: "icmp_id", Doc: "ICMP echo identifier", Type: types.U16, Needs: NeedSkb, Src: icmp(4, 2)},
+	{Name: "icmp_seq", Doc: "ICMP echo sequence number", Type: types.U16, Needs: NeedSkb, Src: icmp(6, 2)},
+	{Name: "vlan", Doc: "VLAN id of the skb's tag (skb->vlan_tci), 0 without one", Type: types.U16, Needs: NeedSkb, Src: Source{Kind: SrcSkbPath, Path: []string{"vlan_tci"}, Mask: 0xfff}},
+	{Name: "gso_size", Doc: "GSO segment size (skb_shinfo(skb)->gso_size), 0 when not GSO", Type: types.U16, Needs: NeedSkb, Src: on(BaseShinfo, "gso_size")},
+	{Name: "gso_segs", Doc: "GSO segment count (skb_shinfo(skb)->gso_segs)", Type: types.U16, Needs: NeedSkb, Src: on(BaseShinfo, "gso_segs")},
+	{Name: "ct", Doc: "the conntrack entry (struct nf_conn *, from skb->_nfct), NULL without one: ct->status, ct->tuplehash[0].tuple...", Type: types.Type{Kind: types.Ptr}, Needs: NeedSkb, Src: on(BaseConn)},
+	{Name: "ct_state", Doc: "conntrack state as nftables names it: new, established, related, invalid (no entry), untracked", Type: types.Type{Kind: types.Int, Size: 1, Fmt: types.FmtCtState}, Needs: NeedSkb, Src: ctx()},
+	{Name: "ct_mark", Doc: "the conntrack entry's mark (ct->mark), 0 without one", Type: types.Type{Kind: types.Int, Size: 4, Fmt: types.FmtHex}, Needs: NeedSkb, Src: on(BaseConn, "mark")},
+	{Name: "hook", Doc: "the netfilter hook the packet is in (prerouting, input, forward, output, postrouting), from its nf_hook_state on the kernel stack; - outside one", Type: types.Type{Kind: types.Int, Size: 1, Fmt: types.FmtNfHook}, Needs: NeedSkb, Src: Source{Kind: SrcNetfilter}},
+	{Name: "table", Doc: "the nftables or iptables table hooked where the packet is (see hook); ? where several are, empty where none", Type: types.Str(32), Needs: NeedSkb, Src: Source{Kind: SrcNetfilter}},
+	{Name: "chain", Doc: "the nftables base chain, or the iptables built-in chain, of table", Type: types.Str(32), Needs: NeedSkb, Src: Source{Kind: SrcNetfilter}},
+	{Name: "pkt", Doc: "the packet's headers, printed as tcpdump prints them: IP 10.0.0.1.80 > 10.0.0.2.40000: Flags [S.], ...", Type: types.Type{Kind: types.Packet, Size: 136}, Needs: NeedSkb, Src: ctx()},
 	{Name: "reason", Doc: "drop reason (enum skb_drop_reason) on kfree_skb and sk_skb_reason_drop", Type: types.Type{Kind: types.Int, Size: 4, Fmt: types.FmtEnum}, Needs: NeedReason, Src: ctx()},
 
 	{Name: "func", Doc: "the traced kernel function", Type: types.Type{Kind: types.Int, Size: 8, Fmt: types.FmtKsym}, Needs: NeedFunc, Src: ctx()},
@@ -87,6 +144,10 @@ var Fields = []*Field{
 	{Name: "pid", Doc: "process id (the kernel's tgid)", Type: types.U32, Src: ctx()},
 	{Name: "tid", Doc: "thread id", Type: types.U32, Src: ctx()},
 	{Name: "comm", Doc: "name of the current task", Type: types.Str(16), Src: ctx()},
+	{Name: "uid", Doc: "user id of the current task", Type: types.U32, Src: ctx()},
+	{Name: "gid", Doc: "group id of the current task", Type: types.U32, Src: ctx()},
+	{Name: "rand", Doc: "a pseudo-random 32-bit number", Type: types.U32, Src: ctx()},
+	{Name: "curtask", Doc: "the current task, a typed pointer: curtask->pid", Type: types.Type{Kind: types.Ptr, Size: 8}, Src: ctx()},
 	{Name: "time", Doc: "when the event happened, printed as the wall-clock time HH:MM:SS", Type: types.Type{Kind: types.Int, Size: 8, Fmt: types.FmtTime}, Src: ctx()},
 	{Name: "nsecs", Doc: "monotonic time in nanoseconds", Type: types.U64, Src: ctx()},
 	{Name: "elapsed", Doc: "nanoseconds since tracing started", Type: types.U64, Src: ctx()},
@@ -131,15 +192,45 @@ func pkt(name string, v uint64) *Const {
 	return &Const{Name: name, Value: v, Type: types.Type{Kind: types.Int, Size: 1, Fmt: types.FmtPktType}}
 }
 
+// The values of ct_state: nftables' ct state bits.
+const (
+	CtInvalid     = 1
+	CtEstablished = 2
+	CtRelated     = 4
+	CtNew         = 8
+	CtUntracked   = 64
+)
+
+func ct(name string, v uint64) *Const {
+	return &Const{Name: name, Value: v, Type: types.Type{Kind: types.Int, Size: 1, Fmt: types.FmtCtState}}
+}
+
+func hook(name string, v uint64) *Const {
+	return &Const{Name: name, Value: v, Type: types.Type{Kind: types.Int, Size: 1, Fmt: types.FmtNfHook}}
+}
+
+// NoHook is hook's value outside a netfilter hook.
+const NoHook = 0xff
+
 // Consts are the named constants.
 var Consts = []*Const{
 	l4("icmp", 1), l4("igmp", 2), l4("ipip", 4), l4("tcp", 6), l4("udp", 17), l4("gre", 47),
 	l4("esp", 50), l4("ah", 51), l4("icmpv6", 58), l4("sctp", 132), l4("udplite", 136),
-	l3("ip", 0x0800), l3("ipv4", 0x0800), l3("arp", 0x0806), l3("vlan", 0x8100), l3("ipv6", 0x86DD),
+	l3("ip", 0x0800), l3("ipv4", 0x0800), l3("arp", 0x0806), l3("dot1q", 0x8100), l3("ipv6", 0x86DD),
 	l3("mpls", 0x8847), l3("qinq", 0x88A8),
 	flag("FIN", 0x01), flag("SYN", 0x02), flag("RST", 0x04), flag("PSH", 0x08), flag("ACK", 0x10),
 	flag("URG", 0x20), flag("ECE", 0x40), flag("CWR", 0x80),
+	ct("invalid", CtInvalid), ct("established", CtEstablished), ct("related", CtRelated), ct("new", CtNew), ct("untracked", CtUntracked),
+	hook("prerouting", 0), hook("input", 1), hook("forward", 2), hook("output", 3), hook("postrouting", 4), hook("ingress", 5),
 	pkt("host", 0), pkt("broadcast", 1), pkt("multicast", 2), pkt("otherhost", 3), pkt("outgoing", 4), pkt("loopback", 5),
+	// Address families: #defines of <sys/socket.h>, which BTF does not
+	// carry and bpftrace scripts compare skc_family with.
+	af("AF_UNSPEC", 0), af("AF_UNIX", 1), af("AF_INET", 2), af("AF_INET6", 10),
+	af("AF_NETLINK", 16), af("AF_PACKET", 17),
+}
+
+func af(name string, v uint64) *Const {
+	return &Const{Name: name, Value: v, Type: types.U16}
 }
 
 var constIndex = byName(Consts, func(c *Const) string { return c.Name })

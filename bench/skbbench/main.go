@@ -33,35 +33,26 @@ type result struct {
 // measure runs a command to its end and returns its wall time, peak RSS,
 // and output.
 func measure(name string, args ...string) (result, error) {
+	var out bytes.Buffer
+	r, err := measureTo(&out, name, args...)
+	r.stdout = out.String()
+	return r, err
+}
+
+// measureTo is measure with the command's stdout going to w.
+func measureTo(stdout io.Writer, name string, args ...string) (result, error) {
 	cmd := exec.Command(name, args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
+	var errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = stdout, &errb
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return result{}, err
 	}
-	// The peak RSS is the last VmHWM seen: wait4's ru_maxrss also counts
-	// what the process was before exec, which here is this program.
 	done := make(chan int64)
-	go func() {
-		var hwm int64
-		t := time.NewTicker(2 * time.Millisecond)
-		defer t.Stop()
-		for {
-			if v := vmHWM(cmd.Process.Pid); v > hwm {
-				hwm = v
-			}
-			select {
-			case <-t.C:
-			case <-done:
-				done <- hwm
-				return
-			}
-		}
-	}()
+	go func() { done <- peakRSS(cmd.Process.Pid, done) }()
 	err := cmd.Wait()
 	done <- 0
-	r := result{wall: time.Since(start), stdout: out.String(), stderr: errb.String(), rssKB: <-done}
+	r := result{wall: time.Since(start), stderr: errb.String(), rssKB: <-done}
 	if err != nil {
 		return r, fmt.Errorf("%s %v: %v: %s", name, args, err, errb.String())
 	}
@@ -80,6 +71,25 @@ func median(n int, f func() (result, error)) (result, error) {
 	}
 	slices.SortFunc(rs, func(a, b result) int { return int(a.wall - b.wall) })
 	return rs[len(rs)/2], nil
+}
+
+// peakRSS polls a process's peak RSS until stop receives, and returns
+// the last seen: wait4's ru_maxrss also counts what the process was before
+// exec, which here is this program.
+func peakRSS(pid int, stop <-chan int64) int64 {
+	var hwm int64
+	t := time.NewTicker(2 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if v := vmHWM(pid); v > hwm {
+			hwm = v
+		}
+		select {
+		case <-t.C:
+		case <-stop:
+			return hwm
+		}
+	}
 }
 
 // vmHWM reads a process's peak resident set size in KiB, 0 if it is gone.
@@ -125,6 +135,7 @@ func main() {
 	packets := flag.Int("packets", 300000, "datagrams per throughput and overhead run")
 	out := flag.String("o", "", "write the Markdown here (default stdout)")
 	compile := flag.String("compile", "", "a file with `go test -bench` output for the compile table")
+	commit := flag.String("commit", "unknown", "the commit measured")
 	flag.Parse()
 	var w io.Writer = os.Stdout
 	if *out != "" {
@@ -144,8 +155,8 @@ func main() {
 	var uts syscall.Utsname
 	syscall.Uname(&uts)
 	fmt.Fprintf(w, "# skbtrace benchmark results\n\n")
-	fmt.Fprintf(w, "Measured %s on Linux %s, %d CPUs, %s; bpftrace: %s.\n",
-		time.Now().UTC().Format("2006-01-02"), utsString(uts.Release[:]), runtime.NumCPU(), cpuModel(), bpfVersion)
+	fmt.Fprintf(w, "Measured %s at commit %s on Linux %s, %d CPUs, %s; bpftrace: %s.\n",
+		time.Now().UTC().Format("2006-01-02"), *commit, utsString(uts.Release[:]), runtime.NumCPU(), cpuModel(), bpfVersion)
 	fmt.Fprintf(w, "Rerun with `make bench` (as root). Every figure below comes from that one run.\n\n")
 
 	if *compile != "" {
@@ -163,59 +174,31 @@ func main() {
 		fmt.Fprintln(w)
 	}
 
-	// Startup: launch, attach a tracepoint probe, run BEGIN, which exits,
-	// detach. Both tools do the same work.
-	fmt.Fprintf(w, "## Startup: a tracepoint one-liner, launch to attached and back (median of %d)\n\n", *runs)
+	// Startup: launch, attach a tracepoint probe, run a command that exits
+	// at once, detach. Both tools do the same work.
+	fmt.Fprintf(w, "## Startup: a tracepoint one-liner with `-c /bin/true`, launch to attached and back (median of %d)\n\n", *runs)
 	fmt.Fprintf(w, "| tool | wall time | peak RSS |\n|---|---|---|\n")
 	st, err := median(*runs, func() (result, error) {
-		return measure(*skbtrace, "-e", `tracepoint:skb:kfree_skb { @[reason] = count() } BEGIN { exit() }`)
+		return measure(*skbtrace, "-c", "/bin/true", "-e", `tracepoint:skb:kfree_skb { @[reason] = count() }`)
 	})
 	if err != nil {
 		fail(err)
 	}
 	fmt.Fprintf(w, "| skbtrace | %v | %d MiB |\n", st.wall.Round(time.Millisecond), st.rssKB>>10)
-	var bt result
 	if haveBpftrace {
-		bt, err = median(*runs, func() (result, error) {
-			return measure(*bpftrace, "-e", `tracepoint:skb:kfree_skb { @[args->reason] = count(); } BEGIN { exit(); }`)
+		bt, err := median(*runs, func() (result, error) {
+			return measure(*bpftrace, "-c", "/bin/true", "-e", `tracepoint:skb:kfree_skb { @[args->reason] = count(); }`)
 		})
 		if err != nil {
 			fail(err)
 		}
 		fmt.Fprintf(w, "| bpftrace | %v | %d MiB |\n", bt.wall.Round(time.Millisecond), bt.rssKB>>10)
-		fmt.Fprintf(w, "\nskbtrace starts **%.1fx** faster than bpftrace.\n", float64(bt.wall)/float64(st.wall))
+		fmt.Fprintf(w, "\nskbtrace starts **%.1fx** faster than bpftrace (goal: under 25 ms, 15x).\n", float64(bt.wall)/float64(st.wall))
 	}
 	fmt.Fprintln(w)
 
-	// Throughput: one printf per packet, to /dev/null, text and JSON.
-	fmt.Fprintf(w, "## Event throughput: one event per packet, printed to /dev/null (%d packets)\n\n", *packets)
-	fmt.Fprintf(w, "| tool | output | events/s | printed | reported lost | peak RSS |\n|---|---|---|---|---|---|\n")
-	for _, format := range []string{"text", "json"} {
-		port := closedPort()
-		send := fmt.Sprintf("%s -n %d -port %d", *flood, *packets, port)
-		r, err := measure(*skbtrace, "-f", format, "-o", "/dev/null", "-c", send,
-			"-e", fmt.Sprintf(`tracepoint:skb:kfree_skb /dport == %d/ { printf("%%u %%s\n", len, comm) }`, port))
-		if err != nil {
-			fail(err)
-		}
-		lost := lostCount(r.stderr, `skbtrace: (\d+) events lost`)
-		fmt.Fprintf(w, "| skbtrace | %s | %.0f | %d | %d | %d MiB |\n", format,
-			float64(*packets)/(r.wall-st.wall).Seconds(), *packets-lost, lost, r.rssKB>>10)
-	}
-	if haveBpftrace {
-		port := closedPort()
-		send := fmt.Sprintf("%s -n %d -port %d", *flood, *packets, port)
-		// bpftrace's kfree_skb tracepoint has no port: count its events by
-		// the sender's process name instead.
-		r, err := measure(*bpftrace, "-c", send, "-e", `tracepoint:skb:kfree_skb /comm == "udpflood"/ { printf("%p %s\n", args->skbaddr, comm); }`)
-		if err != nil {
-			fail(err)
-		}
-		printed := strings.Count(r.stdout, " udpflood\n")
-		lost := lostCount(r.stdout+r.stderr, `Lost (\d+) events`)
-		fmt.Fprintf(w, "| bpftrace | text | %.0f | %d | %d | %d MiB |\n", float64(*packets)/(r.wall-bt.wall).Seconds(), printed, lost, r.rssKB>>10)
-	}
-	fmt.Fprintf(w, "\nevents/s is packets over the run's wall time less the median startup. skbtrace's output goes to /dev/null, so its printed count is the packets sent less the loss it reported; bpftrace's is counted.\n\n")
+	throughput(w, *skbtrace, *bpftrace, *flood, *packets, haveBpftrace)
+	sizes(w, *skbtrace, *bpftrace, haveBpftrace)
 
 	// Overhead: the sender's own rate, untraced and traced.
 	fmt.Fprintf(w, "## Overhead: a loopback UDP sender's rate (%d packets, median of 3)\n\n", *packets)
@@ -241,12 +224,108 @@ func main() {
 	row("skbtrace `@[reason] = count()` on kfree_skb", func() (result, error) {
 		return measure(*skbtrace, "-c", sendCmd, "-e", `tracepoint:skb:kfree_skb { @[reason] = count() }`)
 	})
+	// -w at the default snap length: a pcapng frame of every drop.
+	row("skbtrace `-w /dev/null` (snaplen 256) on kfree_skb", func() (result, error) {
+		return measure(*skbtrace, "-c", sendCmd, "-w", "/dev/null", "-e", `tracepoint:skb:kfree_skb { }`)
+	})
 	if haveBpftrace {
 		row("bpftrace `@[args->reason] = count()` on kfree_skb", func() (result, error) {
 			return measure(*bpftrace, "-c", sendCmd, "-e", `tracepoint:skb:kfree_skb { @[args->reason] = count(); }`)
 		})
 	}
 	fmt.Fprintln(w)
+}
+
+// throughput floods both tools with events and counts the lines they
+// print: one event per packet on kfree_skb, then skbtrace's skb:* in a
+// namespace, about eight events per packet.
+func throughput(w io.Writer, skbtrace, bpftrace, flood string, packets int, haveBpftrace bool) {
+	fmt.Fprintf(w, "## Event throughput: lines actually printed (to a pipe that counts them), events per second of sending\n\n")
+	fmt.Fprintf(w, "| tool | probes | output | packets | lines printed | events/s | reported lost | peak RSS |\n|---|---|---|---|---|---|---|---|\n")
+	for _, format := range []string{"text", "json"} {
+		port := closedPort()
+		var counter lineCounter
+		r, err := measureTo(&counter, skbtrace, "-f", format, "-c", fmt.Sprintf("%s -n %d -port %d", flood, packets, port),
+			"-e", fmt.Sprintf(`tracepoint:skb:kfree_skb /dport == %d/ { printf("%%u %%s\n", len, comm) }`, port))
+		if err != nil {
+			fail(err)
+		}
+		sendRow(w, "skbtrace", "kfree_skb", format, counter.lines, r.stderr, lostCount(r.stderr, `skbtrace: (\d+) events lost`), r.rssKB)
+	}
+	if haveBpftrace {
+		port := closedPort()
+		// bpftrace's kfree_skb tracepoint has no port: its events are the
+		// sender's, by process name.
+		r, err := measure(bpftrace, "-c", fmt.Sprintf("%s -n %d -port %d", flood, packets, port),
+			"-e", `tracepoint:skb:kfree_skb /comm == "udpflood"/ { printf("%p %s\n", args->skbaddr, comm); }`)
+		if err != nil {
+			fail(err)
+		}
+		sendRow(w, "bpftrace", "kfree_skb", "text", strings.Count(r.stdout, " udpflood\n"), r.stdout+r.stderr,
+			lostCount(r.stdout+r.stderr, `Lost (\d+) events`), r.rssKB)
+	}
+	for _, format := range []string{"text", "json"} {
+		f, err := netnsFlood(skbtrace, flood, format, packets/2)
+		if err != nil {
+			fail(err)
+		}
+		fmt.Fprintf(w, "| skbtrace | skb:* (%.1f a packet) | %s | %d | %d | %.0f | %d | %d MiB |\n", float64(f.lines+f.lost)/float64(f.sent),
+			format, f.sent, f.lines, float64(f.lines)/f.sendTime.Seconds(), f.lost, f.rssKB>>10)
+	}
+	fmt.Fprintf(w, "\nevents/s is lines printed over the time the sender took (goal: 1,000,000 text, 500,000 JSON, 0 lost). "+
+		"The sender's rate bounds it: the tracer can print no faster than the kernel makes events, and both share the machine's CPUs.\n\n")
+}
+
+// sendRow prints a throughput row from the sender's own report.
+func sendRow(w io.Writer, tool, probes, format string, lines int, out string, lost int, rssKB int64) {
+	m := sentRe.FindStringSubmatch(out)
+	if m == nil {
+		fail(fmt.Errorf("%s: no sender report in %q", tool, out))
+	}
+	sent, _ := strconv.Atoi(m[1])
+	d, _ := time.ParseDuration(m[2])
+	fmt.Fprintf(w, "| %s | %s | %s | %d | %d | %.0f | %d | %d MiB |\n", tool, probes, format, sent, lines, float64(lines)/d.Seconds(), lost, rssKB>>10)
+}
+
+// sizes compares the programs the kernel holds for the same script, and
+// whether many maps in one probe load.
+func sizes(w io.Writer, skbtrace, bpftrace string, haveBpftrace bool) {
+	fmt.Fprintf(w, "## Program size: instructions after the kernel's rewrites (xlated), and instructions the verifier processed\n\n")
+	fmt.Fprintf(w, "| program | skbtrace | bpftrace |\n|---|---|---|\n")
+	for _, r := range sizeRows {
+		st := cell(attachedSize(skbtrace, "-e", r.skbtrace))
+		bt := "-"
+		if haveBpftrace {
+			bt = cell(attachedSize(bpftrace, "-e", r.bpftrace))
+		}
+		fmt.Fprintf(w, "| %s | %s | %s |\n", r.what, st, bt)
+	}
+	for _, n := range []int{40, 200} {
+		var s, b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&s, "@m%d = count(); ", i)
+			fmt.Fprintf(&b, "@m%d = count(); ", i)
+		}
+		st := loads(skbtrace, "tracepoint:skb:kfree_skb { "+s.String()+"}")
+		bt := "-"
+		if haveBpftrace {
+			bt = loads(bpftrace, "tracepoint:skb:kfree_skb { "+b.String()+"}")
+		}
+		fmt.Fprintf(w, "| %d `@mN = count()` in one probe | %s | %s |\n", n, st, bt)
+	}
+	fmt.Fprintln(w)
+}
+
+// loads says whether a tool loads and attaches a script.
+func loads(tool, script string) string {
+	r, err := measure(tool, "-c", "/bin/true", "-e", script)
+	if err != nil {
+		// The last line: bpftrace warns about RLIMIT_MEMLOCK first.
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		line := lines[len(lines)-1]
+		return "fails: " + strings.ReplaceAll(line, "|", "\\|")
+	}
+	return "loads"
 }
 
 func lostCount(s, pattern string) int {

@@ -24,9 +24,34 @@ func compileAndRun(o options, src *lang.Source, params []string, stdout, stderr 
 		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
 		return 1
 	}
-	info, err := check.Check(script, check.Options{BTF: spec, Params: params})
+	copts := checkOptions(spec, params, stderr)
+	info, err := check.Check(script, copts)
 	if err != nil {
 		return report(stderr, err)
+	}
+	// --filter and -w change the script's skb probes: check it again.
+	changed := false
+	if o.filter != "" {
+		if !addFilter(script, info, o.filter) {
+			fmt.Fprintln(stderr, "skbtrace: --filter: no probe of the script has an skb to filter")
+			return 1
+		}
+		changed = true
+	}
+	switch {
+	case o.write == "" && callsCapture(script):
+		fmt.Fprintln(stderr, "skbtrace: capture() writes to the file of -w FILE: give one")
+		return 1
+	case o.write != "" && !callsCapture(script) && !addCapture(script, info):
+		fmt.Fprintln(stderr, "skbtrace: -w: no probe of the script has an skb to capture")
+		return 1
+	case o.write != "":
+		changed = true
+	}
+	if changed {
+		if info, err = check.Check(script, copts); err != nil {
+			return report(stderr, err)
+		}
 	}
 	if o.dump {
 		lang.DumpWith(stdout, script, info.Describe)
@@ -65,7 +90,7 @@ func loadBTF(file string) (*btf.Spec, error) {
 // dumpCode prints each program's instructions and, where the kernel lets it
 // load, how many instructions the verifier processed.
 func dumpCode(o options, script *lang.Script, info *check.Info, stdout, stderr io.Writer) int {
-	out, err := codegen.Compile(script, info, codegen.Options{})
+	out, err := codegen.Compile(script, info, codegen.Options{Ksym: runtime.KsymAddr})
 	if err != nil {
 		return report(stderr, err)
 	}
@@ -88,4 +113,11 @@ func dumpCode(o options, script *lang.Script, info *check.Info, stdout, stderr i
 		fmt.Fprintf(stdout, ")\n%v", p.Prog.Instructions)
 	}
 	return 0
+}
+
+// checkOptions are the checker's options for this kernel: its BTF, the
+// positional parameters, and tracefs formats for classic tracepoints.
+func checkOptions(spec *btf.Spec, params []string, stderr io.Writer) check.Options {
+	warn := func(msg string) { fmt.Fprintf(stderr, "skbtrace: %s\n", msg) }
+	return check.Options{BTF: spec, Params: params, TracepointFormat: runtime.TracepointFormat(warn), TracepointExists: runtime.TracepointExists}
 }

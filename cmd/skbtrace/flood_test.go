@@ -67,28 +67,41 @@ func (w *slowWriter) Write(p []byte) (int, error) {
 }
 
 // TestForcedLossIsReported fills a small event buffer while the output is
-// stuck: events are lost, and every one is reported.
+// stuck: events are lost, and each is reported exactly once, naming the
+// buffer, on stderr and, in -f json, as a "lost" record on stdout.
 func TestForcedLossIsReported(t *testing.T) {
 	const sent = 20000
 	for _, events := range []string{"ringbuf", "perf"} {
-		port := closedUDPPort(t)
-		helper := sendCommand(fmt.Sprintf("127.0.0.1:%d", port), sent, 5, 0)
-		script := fmt.Sprintf(`tracepoint:skb:kfree_skb /dport == %d/ { printf("%%u\n", len) }`, port)
-		out := &slowWriter{}
-		var errb bytes.Buffer
-		code := run([]string{"-e", script, "-c", helper, "--events", events, "--buffer-size", "4K"}, out, &errb)
-		if code != 0 {
-			t.Fatalf("%s: exit %d: %s", events, code, errb.String())
+		for _, format := range []string{"text", "json"} {
+			port := closedUDPPort(t)
+			helper := sendCommand(fmt.Sprintf("127.0.0.1:%d", port), sent, 5, 0)
+			script := fmt.Sprintf(`tracepoint:skb:kfree_skb /dport == %d/ { printf("%%u\n", len) }`, port)
+			out := &slowWriter{}
+			var errb bytes.Buffer
+			code := run([]string{"-e", script, "-c", helper, "--events", events, "--buffer-size", "4K", "-f", format}, out, &errb)
+			if code != 0 {
+				t.Fatalf("%s %s: exit %d: %s", events, format, code, errb.String())
+			}
+			buffer := map[string]string{"ringbuf": "ring buffer", "perf": "perf buffer"}[events]
+			printed := strings.Count(out.buf.String(), "13\n")
+			if format == "json" {
+				printed = strings.Count(out.buf.String(), `"13\n"`)
+			}
+			m := regexp.MustCompile(`skbtrace: (\d+) events lost: the (.*) was full\n`).FindStringSubmatch(errb.String())
+			if m == nil {
+				t.Fatalf("%s %s: no loss reported though the output was stuck; printed %d of %d; stderr %s", events, format, printed, sent, errb.String())
+			}
+			lost, _ := strconv.Atoi(m[1])
+			if printed+lost != sent || lost == 0 || m[2] != buffer {
+				t.Errorf("%s %s: sent %d, printed %d, reported lost %d in the %q", events, format, sent, printed, lost, m[2])
+			}
+			if format == "json" {
+				want := fmt.Sprintf(`{"data":{"buffer":%q,"events":%d},"type":"lost"}`+"\n", buffer, lost)
+				if !strings.Contains(out.buf.String(), want) {
+					t.Errorf("%s json: no %s on stdout", events, want)
+				}
+			}
+			t.Logf("%s %s: sent %d: printed %d, lost %d", events, format, sent, printed, lost)
 		}
-		printed := strings.Count(out.buf.String(), "13\n")
-		m := regexp.MustCompile(`skbtrace: (\d+) events lost`).FindStringSubmatch(errb.String())
-		if m == nil {
-			t.Fatalf("%s: no loss reported though the output was stuck; printed %d of %d; stderr %s", events, printed, sent, errb.String())
-		}
-		lost, _ := strconv.Atoi(m[1])
-		if printed+lost != sent || lost == 0 {
-			t.Errorf("%s: sent %d, printed %d, reported lost %d", events, sent, printed, lost)
-		}
-		t.Logf("%s: sent %d: printed %d, lost %d", events, sent, printed, lost)
 	}
 }

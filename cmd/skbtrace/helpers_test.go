@@ -25,6 +25,10 @@ func TestMain(m *testing.M) {
 		{"SKBTRACE_SEND", send},
 		{"SKBTRACE_SERVE", serveThenDrop},
 		{"SKBTRACE_STALL", stall},
+		{"SKBTRACE_CONNECT", connectLoop},
+		{"SKBTRACE_INJECT", inject},
+		{"SKBTRACE_RAW", sendRaw},
+		{"SKBTRACE_SINK", sink},
 	} {
 		if spec := os.Getenv(h.env); spec != "" {
 			if err := h.run(spec); err != nil {
@@ -35,6 +39,7 @@ func TestMain(m *testing.M) {
 		}
 	}
 	if args := os.Getenv("SKBTRACE_ARGS"); args != "" {
+		notifySignals()
 		os.Exit(run(strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
@@ -90,18 +95,23 @@ func send(spec string) error {
 	return nil
 }
 
+// acceptOne accepts one TCP connection on addr, waiting at most 10 seconds.
+func acceptOne(addr string) (net.Conn, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	l.(*net.TCPListener).SetDeadline(time.Now().Add(10 * time.Second))
+	return l.Accept()
+}
+
 // serveThenDrop accepts one TCP connection on addr (host:port), then stops
 // answering: an nftables rule drops what the peer sends to the port. It
 // holds the connection for at most 10 seconds. Run it in the receiver's
 // namespace.
 func serveThenDrop(addr string) error {
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-	defer l.Close()
-	l.(*net.TCPListener).SetDeadline(time.Now().Add(10 * time.Second))
-	c, err := l.Accept()
+	c, err := acceptOne(addr)
 	if err != nil {
 		return err
 	}

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/runtime"
 	"github.com/skbtrace/skbtrace/scripts"
 )
 
@@ -17,24 +20,33 @@ import (
 var version = "dev"
 
 type options struct {
-	program  string
-	list     string
-	listSet  bool
-	verbose  bool
-	dump     bool
-	format   string
-	output   string
-	command  string
-	duration string
-	backend  string
-	btfFile  string
-	events   string
-	bufSize  string
-	tools    bool
-	version  bool
+	program string
+	// programSet is -e given, even empty.
+	programSet bool
+	list       string
+	listSet    bool
+	verbose    bool
+	dump       bool
+	format     string
+	output     string
+	command    string
+	duration   string
+	backend    string
+	btfFile    string
+	events     string
+	bufSize    string
+	tools      bool
+	version    bool
+	filter     string
+	write      string
+	snaplen    int
+	// timeline groups print events per packet (--timeline).
+	timeline bool
 }
 
 func main() {
+	// First, so that a signal during loading and attaching is not lost.
+	notifySignals()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -56,6 +68,10 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.btfFile, "btf", "", "kernel BTF `FILE` for kernels without /sys/kernel/btf/vmlinux")
 	fs.StringVar(&o.events, "events", "auto", "where events go: auto, ringbuf, or perf (a perf buffer, for kernels before 5.8)")
 	fs.StringVar(&o.bufSize, "buffer-size", "", "event buffer `SIZE` (e.g. 64K, 8M): the ring buffer, or each CPU's perf buffer")
+	fs.StringVar(&o.filter, "filter", "", "trace packets matching a tcpdump `FILTER` (pcap-filter(7)): alone, every hop of them; with a script, ANDed with each skb probe's predicate")
+	fs.StringVarP(&o.write, "write", "w", "", "write every skb probe's packets to `FILE` as pcapng (- for stdout), one frame per hop")
+	fs.IntVar(&o.snaplen, "snaplen", codegen.DefaultSnaplen, "bytes of each packet -w writes (0: the whole packet)")
+	fs.BoolVar(&o.timeline, "timeline", false, "group print's events per packet: one block per skb, its hops in order, printed when it is freed")
 	fs.BoolVar(&o.tools, "tools", false, "list the bundled tools")
 	fs.BoolVar(&o.version, "version", false, "print the version")
 	fs.Usage = func() {}
@@ -77,7 +93,20 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "skbtrace: -f takes text or json, not %q\n", o.format)
 		return 1
 	}
+	if err := runtime.CheckBackendName(o.backend); err != nil {
+		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
+		return 1
+	}
+	if fs.Changed("command") && strings.TrimSpace(o.command) == "" {
+		fmt.Fprintln(stderr, "skbtrace: -c takes a command to run, such as -c 'sleep 5'")
+		return 1
+	}
+	o.programSet = fs.Changed("expr")
 	if o.listSet {
+		if err := runtime.CheckPrivileges(); err != nil {
+			fmt.Fprintf(stderr, "skbtrace: %v\n", err)
+			return 1
+		}
 		// -l takes its pattern after = (-l='ip_*') or as the next argument.
 		pattern := o.list
 		if args := fs.Args(); pattern == "*" && len(args) == 1 {
@@ -91,13 +120,38 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
+	switch {
+	case o.snaplen < 0:
+		fmt.Fprintf(stderr, "skbtrace: --snaplen takes a positive number of bytes, or 0 for whole packets\n")
+		return 1
+	case o.snaplen == 0 || o.snaplen > codegen.MaxSnaplen:
+		o.snaplen = codegen.MaxSnaplen
+	}
+	if o.filter != "" {
+		if err := checkFilter(o.filter); err != nil {
+			return report(stderr, err)
+		}
+	}
 	src, params, err := scriptSource(o, fs.Args())
 	if err != nil {
 		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
 		return 1
 	}
+	switch {
+	case src == nil && o.filter != "" && o.timeline:
+		src, o.filter = timelineScript(o.filter), ""
+	case src == nil && o.filter != "":
+		src, o.filter = filterScript(o.filter, o.write != ""), ""
+	case src == nil && o.timeline:
+		fmt.Fprintln(stderr, "skbtrace: --timeline groups the packets of --filter 'FILTER', or the print() events of a script: give one")
+		return 1
+	}
 	if src == nil {
 		usage(stderr, fs)
+		return 1
+	}
+	if err := runtime.CheckPrivileges(); err != nil {
+		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
 		return 1
 	}
 	return compileAndRun(o, src, params, stdout, stderr)
@@ -120,7 +174,7 @@ flags:
 // scriptSource finds the program: -e, a file, or a bundled tool. The
 // remaining arguments are the positional parameters.
 func scriptSource(o options, args []string) (*lang.Source, []string, error) {
-	if o.program != "" {
+	if o.programSet {
 		return &lang.Source{Name: "cmdline", Text: o.program}, args, nil
 	}
 	if len(args) == 0 {

@@ -139,7 +139,9 @@ func TestOneClearLineWhenSomethingIsMissing(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"not root", &syscall.Credential{Uid: 65534, Gid: 65534}, []string{"-e", `tracepoint:skb:kfree_skb { @ = count() }`, "--duration", "10ms"}, "run skbtrace as root"},
+		{"not root: -e", &syscall.Credential{Uid: 65534, Gid: 65534}, []string{"-e", `skb:* { @ = count() }`, "--duration", "10ms"}, "skbtrace needs root (or CAP_BPF and CAP_PERFMON)"},
+		{"not root: -l", &syscall.Credential{Uid: 65534, Gid: 65534}, []string{"-l", "skb:*"}, "skbtrace needs root (or CAP_BPF and CAP_PERFMON)"},
+		{"not root: -d", &syscall.Credential{Uid: 65534, Gid: 65534}, []string{"-d", "-e", `tracepoint:skb:kfree_skb { @ = count() }`}, "skbtrace needs root (or CAP_BPF and CAP_PERFMON)"},
 		{"no BTF", nil, []string{"--btf", "/nonexistent/vmlinux", "-e", `tracepoint:skb:kfree_skb { @ = count() }`}, "load BTF from /nonexistent/vmlinux"},
 		{"bad BTF", nil, []string{"--btf", "/proc/version", "-e", `tracepoint:skb:kfree_skb { @ = count() }`}, "load BTF from /proc/version"},
 	} {

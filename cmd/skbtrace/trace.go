@@ -7,7 +7,6 @@ import (
 	"maps"
 	"os"
 	"os/exec"
-	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,15 +34,12 @@ func trace(o options, script *lang.Script, info *check.Info, spec *btf.Spec, std
 		}
 		limit = d
 	}
-	opts, funcs, err := skbBackend(o, script, spec, stderr)
-	if err == nil {
-		err = eventOptions(o, &opts)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
-		return 1
-	}
-	out, err := codegen.Compile(script, info, opts)
+	// Signals are watched before anything loads: one that comes during
+	// loading and attaching ends tracing once they are done.
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	defer watchSignals(stop, stderr)()
+	out, funcs, err := compileFor(o, script, info, spec, stderr)
 	if err != nil {
 		return report(stderr, err)
 	}
@@ -61,11 +57,35 @@ func trace(o options, script *lang.Script, info *check.Info, spec *btf.Spec, std
 		defer f.Close()
 		w = f
 	}
+	var capture io.Writer
+	switch {
+	case o.write == "-":
+		// The packets take stdout; lines, if any, go to stderr.
+		capture = stdout
+		if o.output == "" {
+			w = stderr
+		}
+	case o.write != "":
+		f, err := os.Create(o.write)
+		if err != nil {
+			fmt.Fprintf(stderr, "skbtrace: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		capture = f
+	}
 	if funcs != nil && isTerminal(stderr) {
 		funcs.Progress = stderr
 	}
 	started := time.Now()
-	sess, err := runtime.Start(out, info, w, runtime.Options{JSON: o.format == "json", Verbose: o.verbose, Funcs: funcs,
+	// A script written for bpftrace prints what bpftrace prints: its
+	// "Attaching" line, its map and stack layouts.
+	bt := strings.HasSuffix(script.Src.Name, ".bt")
+	if bt && o.format != "json" {
+		fmt.Fprintf(w, "Attaching %d %s...\n", countProbes(out, nil), plural(countProbes(out, nil), "probe"))
+	}
+	sess, err := runtime.Start(out, info, w, runtime.Options{JSON: o.format == "json", Timeline: o.timeline, Verbose: o.verbose, Funcs: funcs, Bpftrace: bt,
+		Capture: capture, Snaplen: o.snaplen,
 		Warn: func(format string, args ...any) { fmt.Fprintf(stderr, "skbtrace: "+format+"\n", args...) }})
 	if err != nil {
 		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
@@ -73,8 +93,8 @@ func trace(o options, script *lang.Script, info *check.Info, spec *btf.Spec, std
 	}
 	defer sess.Close()
 	if st := sess.FuncStats(); st != nil {
-		if sum := st.Summary(); sum != "" {
-			fmt.Fprintf(stderr, "skbtrace: %s\n", sum)
+		for _, l := range st.Summary() {
+			fmt.Fprintf(stderr, "skbtrace: %s\n", l)
 		}
 		if o.verbose {
 			fmt.Fprintf(stderr, "skbtrace: %d functions attached with %s in %v\n", st.Attached, st.Backend, st.Elapsed.Round(time.Millisecond))
@@ -84,31 +104,18 @@ func trace(o options, script *lang.Script, info *check.Info, spec *btf.Spec, std
 		fmt.Fprintf(stderr, "skbtrace: loaded and attached in %v\n", time.Since(started).Round(time.Millisecond))
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	if limit > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, limit)
 		defer cancel()
 	}
-	n := 0
-	for _, p := range out.Programs {
-		if p.Helper == "" {
-			n++
-		}
-	}
-	noun := "probes"
-	if n == 1 {
-		noun = "probe"
-	}
-	fmt.Fprintf(stderr, "skbtrace: tracing %d %s; Ctrl-C to end\n", n, noun)
+	n := countProbes(out, sess.FuncStats())
+	fmt.Fprintf(stderr, "skbtrace: tracing %d %s; Ctrl-C to end\n", n, plural(n, "probe"))
 	// exit() in the script ends tracing like Ctrl-C.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	go func() {
 		select {
 		case <-sess.Exited():
-			cancel()
+			stop()
 		case <-ctx.Done():
 		}
 	}()
@@ -122,8 +129,11 @@ func trace(o options, script *lang.Script, info *check.Info, spec *btf.Spec, std
 		fmt.Fprintf(stderr, "skbtrace: reading events: %v\n", err)
 		status = 1
 	}
-	if n := sess.Lost(); n > 0 {
-		fmt.Fprintf(stderr, "skbtrace: %d events lost: the ring buffer was full\n", n)
+	if n, buffer := sess.Lost(); n > 0 {
+		fmt.Fprintf(stderr, "skbtrace: %d events lost: the %s was full\n", n, buffer)
+		if o.format == "json" {
+			fmt.Fprintf(w, "{\"data\":{\"buffer\":%q,\"events\":%d},\"type\":\"lost\"}\n", buffer, n)
+		}
 	}
 	if err := sess.PrintMaps(w); err != nil {
 		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
@@ -132,18 +142,43 @@ func trace(o options, script *lang.Script, info *check.Info, spec *btf.Spec, std
 	return status
 }
 
+// compileFor generates the programs as they will be loaded: skb: globs
+// resolved against this kernel (functions or tracepoints), events to the
+// buffer --events names. What it says along the way goes to stderr.
+func compileFor(o options, script *lang.Script, info *check.Info, spec *btf.Spec, stderr io.Writer) (*codegen.Output, *runtime.FuncAttach, error) {
+	opts, funcs, err := skbBackend(o, script, spec, stderr)
+	if err == nil {
+		err = eventOptions(o, &opts)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	opts.Ksym = runtime.KsymAddr
+	opts.Snaplen = o.snaplen
+	out, err := codegen.Compile(script, info, opts)
+	return out, funcs, err
+}
+
 // runCommand runs -c's command under sh and waits for it, or for the end of
-// tracing, whichever comes first.
+// tracing, whichever comes first. It returns the command's exit status, or
+// 128+N where a signal N killed it, as the shell and bpftrace do; 0 where
+// tracing ended first and the command was stopped.
 func runCommand(ctx context.Context, command string, stderr io.Writer) int {
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, stderr, stderr
-	if err := cmd.Run(); err != nil && ctx.Err() == nil {
-		if _, ok := err.(*exec.ExitError); !ok {
-			fmt.Fprintf(stderr, "skbtrace: -c: %v\n", err)
-			return 1
-		}
+	err := cmd.Run()
+	if err == nil || ctx.Err() != nil {
+		return 0
 	}
-	return 0
+	ee, ok := err.(*exec.ExitError)
+	if !ok {
+		fmt.Fprintf(stderr, "skbtrace: -c: %v\n", err)
+		return 1
+	}
+	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ee.ExitCode()
 }
 
 // skbBackend decides how skb: probes attach: to the kernel functions that
@@ -151,11 +186,12 @@ func runCommand(ctx context.Context, command string, stderr io.Writer) int {
 // works (kprobe-multi, fentry, kprobe); where none works, to every
 // tracepoint that carries an sk_buff, which it says on stderr.
 func skbBackend(o options, script *lang.Script, spec *btf.Spec, stderr io.Writer) (codegen.Options, *runtime.FuncAttach, error) {
-	globs := map[string]bool{}
+	// globs are the skb: patterns, each with where it is first written.
+	globs := map[string]*lang.ProbeSpec{}
 	for _, p := range script.Probes {
 		for _, s := range p.Specs {
-			if s.Kind == lang.ProbeSkb {
-				globs[s.Target] = true
+			if s.Kind == lang.ProbeSkb && globs[s.Target] == nil {
+				globs[s.Target] = s
 			}
 		}
 	}
@@ -181,35 +217,89 @@ func skbBackend(o options, script *lang.Script, spec *btf.Spec, stderr io.Writer
 		return codegen.Options{}, nil, err
 	}
 	if backend == runtime.BackendTracepoint {
-		return tracepointFallback(o, globs, reasons, spec, stderr)
+		return tracepointFallback(o, script, globs, reasons, spec, stderr)
 	}
-	opts := codegen.Options{SkbTargets: map[string][]codegen.SkbTarget{}, SkbKprobeArgs: map[string][]int{}}
+	if o.backend == "auto" || o.backend == "" {
+		why := "the fastest backend"
+		if len(reasons) > 0 {
+			why = "the first that works here; " + strings.Join(reasons, "; ")
+		}
+		fmt.Fprintf(stderr, "skbtrace: skb: probes attach with %s (%s)\n", backend, why)
+	}
+	opts := codegen.Options{SkbTargets: map[string][]codegen.SkbTarget{}}
 	fa := &runtime.FuncAttach{Backend: backend, Funcs: map[string][]runtime.SkbFunc{}}
 	for _, g := range slices.Sorted(maps.Keys(globs)) {
+		// A name that matches nothing compiles to no program.
 		fns := disc.Match(g)
-		if len(fns) == 0 {
-			fmt.Fprintf(stderr, "skbtrace: skb:%s matches no traceable function with a struct sk_buff * argument; skipped\n", g)
-			continue
+		if len(fns) > 0 {
+			fa.Funcs[g] = fns
 		}
-		fa.Funcs[g] = fns
-		if backend == runtime.BackendFentry {
-			var tgs []codegen.SkbTarget
-			for _, f := range fns {
-				tgs = append(tgs, codegen.SkbTarget{Name: f.Name, Fentry: true, SkbArg: f.SkbArg})
-			}
-			opts.SkbTargets[g] = tgs
-			continue
-		}
-		seen := map[int]bool{}
-		for _, f := range fns {
-			if !seen[f.SkbArg] && f.SkbArg < codegen.SkbArgs {
-				seen[f.SkbArg] = true
-				opts.SkbKprobeArgs[g] = append(opts.SkbKprobeArgs[g], f.SkbArg)
-			}
-		}
-		slices.Sort(opts.SkbKprobeArgs[g])
+		opts.SkbTargets[g] = funcTargets(backend, fns)
+	}
+	if err := unmatchedSkb(script, func(g string) bool { return len(fa.Funcs[g]) > 0 }, stderr); err != nil {
+		return codegen.Options{}, nil, err
 	}
 	return opts, fa, nil
+}
+
+// funcTargets are the programs an skb: glob compiles to on a function
+// backend: one per function with fentry; with kprobes, one per place of the
+// skb and the drop reason among the arguments, each attached by the runtime
+// to every function whose arguments are so placed.
+func funcTargets(backend runtime.Backend, fns []runtime.SkbFunc) []codegen.SkbTarget {
+	var tgs []codegen.SkbTarget
+	seen := map[codegen.SkbTarget]bool{}
+	for _, f := range fns {
+		tg := codegen.SkbTarget{SkbArg: f.SkbArg, HasReason: f.ReasonArg >= 0, ReasonArg: max(f.ReasonArg, 0)}
+		if backend == runtime.BackendFentry {
+			tg.Name, tg.Fentry = f.Name, true
+		} else if seen[tg] {
+			continue
+		}
+		seen[tg] = true
+		tgs = append(tgs, tg)
+	}
+	if backend != runtime.BackendFentry {
+		slices.SortFunc(tgs, func(a, b codegen.SkbTarget) int {
+			if a.SkbArg != b.SkbArg {
+				return a.SkbArg - b.SkbArg
+			}
+			return a.ReasonArg - b.ReasonArg
+		})
+	}
+	return tgs
+}
+
+// unmatchedSkb judges the skb: names that match nothing here. A probe
+// whose names all match nothing is a mistake: an error at each, before
+// anything is attached. A probe that lists alternatives (skb:kfree_skb_reason,
+// skb:sk_skb_reason_drop: one kernel has the one, another the other) attaches
+// to those that match, and the rest are named on stderr.
+func unmatchedSkb(script *lang.Script, matches func(glob string) bool, stderr io.Writer) error {
+	d := &lang.Diagnostics{Src: script.Src}
+	warned := map[string]bool{}
+	for _, p := range script.Probes {
+		var missing []*lang.ProbeSpec
+		for _, s := range p.Specs {
+			if s.Kind == lang.ProbeSkb && !matches(s.Target) {
+				missing = append(missing, s)
+			}
+		}
+		if len(missing) == len(p.Specs) {
+			for _, s := range missing {
+				d.Add(s.At, "skb: probes attach to the kernel functions that take a struct sk_buff * or, where those cannot be probed, to the tracepoints that carry one: skbtrace -l 'skb:*' lists them",
+					"%s matches nothing to trace", s.Text)
+			}
+			continue
+		}
+		for _, s := range missing {
+			if !warned[s.Text] {
+				warned[s.Text] = true
+				fmt.Fprintf(stderr, "skbtrace: %s matches nothing on this kernel; its probe attaches to the others it lists\n", s.Text)
+			}
+		}
+	}
+	return d.Err()
 }
 
 // probeTarget is the function the backends are tried on: one every kernel
@@ -225,19 +315,38 @@ func probeTarget(d *runtime.Discovery) string {
 
 // tracepointFallback attaches skb: probes to every tracepoint that carries
 // an sk_buff, saying why on stderr.
-func tracepointFallback(o options, globs map[string]bool, reasons []string, spec *btf.Spec, stderr io.Writer) (codegen.Options, *runtime.FuncAttach, error) {
+func tracepointFallback(o options, script *lang.Script, globs map[string]*lang.ProbeSpec, reasons []string, spec *btf.Spec, stderr io.Writer) (codegen.Options, *runtime.FuncAttach, error) {
+	names := map[string]bool{}
+	for g := range globs {
+		names[g] = true
+	}
+	targets := runtime.ResolveSkbFallback(spec, names)
+	// A glob that names functions only (skb:ip_rcv*) is skipped here, as
+	// bpftrace skips a probe it cannot attach; one that matches neither a
+	// function nor a tracepoint is a mistake.
+	disc, _, discErr := runtime.CachedDiscovery(o.btfFile)
+	matches := func(g string) bool {
+		return len(targets[g]) > 0 || discErr != nil || len(disc.Match(g)) > 0
+	}
+	if err := unmatchedSkb(script, matches, stderr); err != nil {
+		return codegen.Options{}, nil, err
+	}
+	var skipped []string
+	for _, g := range slices.Sorted(maps.Keys(targets)) {
+		if len(targets[g]) == 0 && matches(g) {
+			skipped = append(skipped, g)
+		}
+	}
 	if len(reasons) > 0 {
 		fmt.Fprintf(stderr, "skbtrace: no function backend works on this kernel, so skb: probes fall back to the tracepoints that carry an sk_buff. %s\n", strings.Join(reasons, "; "))
 	}
-	targets := runtime.ResolveSkbFallback(spec, globs)
+	for _, g := range skipped {
+		fmt.Fprintf(stderr, "skbtrace: skb:%s matches no tracepoint that carries an sk_buff; skipped\n", g)
+	}
 	for _, g := range slices.Sorted(maps.Keys(targets)) {
-		if len(targets[g]) == 0 {
-			// As bpftrace does with a probe that matches nothing: warn, and
-			// fail only if nothing at all is left to trace.
-			fmt.Fprintf(stderr, "skbtrace: skb:%s matches no tracepoint that carries an sk_buff; skipped\n", g)
-			continue
+		if len(targets[g]) > 0 {
+			fmt.Fprintf(stderr, "skbtrace: skb:%s attaches to the %d tracepoints that carry an sk_buff\n", g, len(targets[g]))
 		}
-		fmt.Fprintf(stderr, "skbtrace: skb:%s attaches to the %d tracepoints that carry an sk_buff\n", g, len(targets[g]))
 	}
 	return codegen.Options{SkbTargets: targets}, nil, nil
 }
@@ -294,4 +403,26 @@ func parseSize(s string) (int64, error) {
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	return n * mult, err
+}
+
+// countProbes counts the programs the script asked for, not track()'s helpers.
+func countProbes(out *codegen.Output, st *runtime.AttachStats) int {
+	n := 0
+	for _, p := range out.Programs {
+		if p.Helper == "" && !p.KprobeForm() && p.Function == "" {
+			n++
+		}
+	}
+	if st != nil {
+		// skb: programs on functions: what attached, not what was tried.
+		n += st.Attached
+	}
+	return n
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
 }

@@ -48,6 +48,28 @@ func TestTraceDropsEndToEnd(t *testing.T) {
 	}
 }
 
+// TestSkbReasonOnFallback checks that `reason` in an skb: probe is the drop
+// reason where the skb is dropped: here the kfree_skb tracepoint, for
+// datagrams to a closed port (it used to be SKB_NOT_DROPPED_YET always).
+func TestSkbReasonOnFallback(t *testing.T) {
+	port := closedUDPPort(t)
+	script := fmt.Sprintf(`skb:kfree_skb /dport == %d/ { print(reason) }`, port)
+	traffic := fmt.Sprintf(`bash -c 'for i in 1 2; do printf abc > /dev/udp/127.0.0.1/%d; done'`, port)
+	code, out, errs := runCLI(t, "--backend", "tracepoint", "-e", script, "-c", traffic)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("want 2 lines, got:\n%s", out)
+	}
+	for _, l := range lines {
+		if f := strings.Fields(l); len(f) != 5 || f[3] != "kfree_skb" || f[4] != "reason=NO_SOCKET" {
+			t.Errorf("line %q: want kfree_skb reason=NO_SOCKET", l)
+		}
+	}
+}
+
 // TestNothingStaysAttached checks that after skbtrace returns, no program it
 // loaded is left in the kernel.
 func TestNothingStaysAttached(t *testing.T) {
@@ -277,6 +299,34 @@ func TestAggregationsEndToEnd(t *testing.T) {
 		"[30, 40)               1 |" + half + "|\n" +
 		"[40, ...)              2 |" + full + "|\n" +
 		"\n@mn: 9\n\n@mx: 108\n\n@a: 42\n\n@s: count 6, average 42, total 254\n"
+	if out != want {
+		t.Errorf("output:\n%s\nwant:\n%s", out, want)
+	}
+}
+
+// TestHistBucketsAsBpftrace puts negative, zero, one and larger values in a
+// hist(): the buckets and bars are bpftrace's, recorded from bpftrace
+// running the same BEGIN probe.
+func TestHistBucketsAsBpftrace(t *testing.T) {
+	code, out, errs := runCLI(t, "-e", `BEGIN { @h = hist(-5); @h = hist(0); @h = hist(0); @h = hist(1); @h = hist(2); @h = hist(3); @h = hist(1500); exit() }`)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	want := `@h:
+(..., 0)               1 |@@@@@@@@@@@@@@@@@@@@@@@@@@                          |
+[0]                    2 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
+[1]                    1 |@@@@@@@@@@@@@@@@@@@@@@@@@@                          |
+[2, 4)                 2 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
+[4, 8)                 0 |                                                    |
+[8, 16)                0 |                                                    |
+[16, 32)               0 |                                                    |
+[32, 64)               0 |                                                    |
+[64, 128)              0 |                                                    |
+[128, 256)             0 |                                                    |
+[256, 512)             0 |                                                    |
+[512, 1K)              0 |                                                    |
+[1K, 2K)               1 |@@@@@@@@@@@@@@@@@@@@@@@@@@                          |
+`
 	if out != want {
 		t.Errorf("output:\n%s\nwant:\n%s", out, want)
 	}

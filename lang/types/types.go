@@ -28,6 +28,7 @@ const (
 	Args          // the probe's `args`, only before `.NAME`
 	MapRef        // a whole map, as an argument of print/clear
 	Endpoint      // an address and a port: endpoint(saddr, sport)
+	Packet        // the packet's headers (pkt), printed as tcpdump's one-line decode
 )
 
 // Fmt says how an integer is printed.
@@ -47,6 +48,9 @@ const (
 	FmtErrno         // a negative errno as its name, else decimal
 	FmtTCPState      // a TCP state: ESTABLISHED, SYN_SENT...
 	FmtTime          // monotonic nanoseconds, printed as the wall-clock time
+	FmtCtState       // a conntrack state: new, established, related, invalid, untracked
+	FmtNfHook        // a netfilter hook: prerouting, input, forward, output, postrouting
+	FmtDropWhy       // a drop reason (BTF is the enum), printed as a sentence
 )
 
 // AggKind is the aggregation a map holds.
@@ -149,6 +153,8 @@ func (t Type) String() string {
 		return "map"
 	case Endpoint:
 		return "endpoint"
+	case Packet:
+		return "packet"
 	}
 	return "invalid"
 }

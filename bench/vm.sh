@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# bench/vm.sh [KERNELS]: attach and detach time of each function backend on
+# every skb function (skb:*), per kernel, measured in the QEMU VM of test/vm
+# (TCG unless KVM works; one VM per kernel). A benchmark, not a test: it prints
+# the figures and puts them into the "Attach and detach" section of bench/vm.md
+# (which bench/run.sh appends to RESULTS.md) and of bench/RESULTS.md.
+# Attach is skbtrace's own -v figure (BTF, load, attach of every function); detach
+# is SIGINT to exit, as vmtool measures it. KERNELS: default 6.1,6.12. Run as root.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH=/usr/local/go/bin:$PATH
+kernels=${1:-6.1,6.12}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+CGO_ENABLED=0 go build -trimpath -o "$out/skbtrace" ./cmd/skbtrace
+# One VM at a time on a machine: the lock (VMLOCK= when the caller holds it).
+lock=${VMLOCK-/tmp/skbtrace-vm.lock}
+${lock:+flock "$lock"} test/vm/run.sh -t 2400 -k "$kernels" "$out/skbtrace" bench/vm/*.case | tee "$out/run.txt" || true
+accel=$(awk '/^##### kernel/ {a = $NF} END {print a}' "$out/run.txt")
+if grep -q 'TCG from now on' "$out/run.txt"; then accel=tcg; fi
+# One row per case: kernel, backend, functions attached, skipped, attach, detach.
+rows=$(awk '
+	/^=== RUN / {kv = $4; gsub(/[][]/, "", kv); att = ""; skip = 0; secs = ""}
+	/stderr\| skbtrace: [0-9]+ functions skipped/ {skip = $3}
+	/stderr\| skbtrace: [0-9]+ functions attached with/ {att = $3; be = $7; secs = $9}
+	/^TIMES / {split($5, s, "="); stop = s[2]}
+	/^--- (PASS|FAIL) / {
+		if (att != "") printf "| %s | %s | %s | %s | %s | %ss |%s\n", kv, be, att, skip, secs, stop, ($2 == "FAIL" ? " (case failed)" : "")
+	}' "$out/run.txt" | sort)
+{
+	echo "## Attach and detach of every skb function, per backend, in a VM (bench/vm.sh)"
+	echo
+	echo "skb:* on stock Debian kernels in QEMU ($accel, 1 vCPU, on a shared 2-CPU host),"
+	echo "skbtrace $(git describe --always --dirty), $(date -u +%Y-%m-%d). One run each. Attach: skbtrace's"
+	echo "\`-v\` figure; detach: SIGINT to exit. Rerun: \`bash bench/vm.sh\` (root; about 15 minutes)."
+	echo
+	echo "| kernel | backend | attached | skipped | attach | detach |"
+	echo "|---|---|---|---|---|---|"
+	echo "$rows"
+} >"$out/section.md"
+# Replace the section in bench/vm.md (the VM figures and notes, which
+# bench/run.sh appends to RESULTS.md) and in RESULTS.md; other sections stay.
+replace() { # replace FILE: FILE with the section replaced (or appended)
+	touch "$1"
+	awk -v sect="$out/section.md" '
+	/^## Attach and detach of every skb function/ {skip = 1; while ((getline l < sect) > 0) print l; print ""; done = 1; next}
+	skip && /^## / {skip = 0}
+	!skip {print}
+	END {if (!done) {print ""; while ((getline l < sect) > 0) print l}}' "$1" >"$out/replaced"
+	cp "$out/replaced" "$1"
+}
+replace bench/vm.md
+replace bench/RESULTS.md
+cat "$out/section.md"

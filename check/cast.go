@@ -1,0 +1,61 @@
+package check
+
+import (
+	"strings"
+
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/lang/types"
+)
+
+// castInts are bpftrace's integer type names.
+var castInts = map[string]types.Type{
+	"uint8": types.U8, "uint16": types.U16, "uint32": types.U32, "uint64": types.U64,
+	"int8":  {Kind: types.Int, Size: 1, Signed: true},
+	"int16": {Kind: types.Int, Size: 2, Signed: true},
+	"int32": types.S32, "int64": types.S64,
+}
+
+// cast checks `(struct NAME *)x` and `(uint32)x`. The operand is an integer
+// or a pointer; a pointer cast only changes the type that member accesses
+// resolve against (every read goes through bpf_probe_read_kernel), an
+// integer cast truncates or sign-extends.
+func (c *checker) cast(e *lang.CastExpr) types.Type {
+	x := c.expr(e.X)
+	if x.Kind != types.Invalid && !x.IsScalar() {
+		c.errorf(e.X, "", "only an integer or a pointer can be cast, got %s", x)
+		return types.Bad
+	}
+	if t, ok := castInts[e.Type]; ok {
+		if e.Ptr > 0 {
+			c.errorf(e, "cast to uint64 and read it with a struct pointer", "a pointer to %s is not supported", e.Type)
+			return types.Bad
+		}
+		return t
+	}
+	tag, name, _ := strings.Cut(e.Type, " ")
+	var target btf.Type
+	var err error
+	if tag == "union" {
+		var u *btf.Union
+		err = c.opts.BTF.TypeByName(name, &u)
+		target = u
+	} else {
+		var s *btf.Struct
+		err = c.opts.BTF.TypeByName(name, &s)
+		target = s
+	}
+	if err != nil {
+		c.errorf(e, didYouMean(name, indexOf(c.opts.BTF).structNames()), "unknown %s %q in the kernel's BTF", tag, name)
+		return types.Bad
+	}
+	if e.Ptr == 0 {
+		c.errorf(e, "cast to a pointer: ("+e.Type+" *)", "a cast to a %s value is not supported", e.Type)
+		return types.Bad
+	}
+	for i := 1; i < e.Ptr; i++ {
+		target = &btf.Pointer{Target: target}
+	}
+	return types.Type{Kind: types.Ptr, Size: 8, BTF: target}
+}

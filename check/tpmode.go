@@ -1,0 +1,142 @@
+package check
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/stdlib"
+)
+
+// argUse is what a probe reads of its arguments, to decide how a
+// tracepoint is read: by its raw arguments (a tp_btf program: skb, location,
+// reason...) or by its tracefs format fields as bpftrace does (a classic
+// tracepoint program: skbaddr, protocol, saddr...).
+type argUse struct {
+	names []string // the NAME of every args.NAME and args->NAME
+	// rawOnly is set when the probe reads what only the raw arguments
+	// give: arg0..argN, a bare argument name, or an skb field.
+	rawOnly bool
+}
+
+func scanArgs(p *lang.Probe) argUse {
+	var u argUse
+	lang.Inspect(p, func(n lang.Node) bool {
+		switch n := n.(type) {
+		case *lang.FieldExpr:
+			if id, ok := n.X.(*lang.Ident); ok && id.Name == "args" {
+				u.names = append(u.names, n.Name)
+				return false
+			}
+		case *lang.Ident:
+			if _, ok := argIndex(n.Name); ok {
+				u.rawOnly = true
+			}
+			if f := stdlib.LookupField(n.Name); f != nil && f.Needs&(stdlib.NeedSkb|stdlib.NeedReason) != 0 {
+				u.rawOnly = true
+			}
+		}
+		return true
+	})
+	return u
+}
+
+// wantsRecord decides that a tracepoint spec is read by its format fields:
+// the script names an argument the raw tracepoint does not have and
+// nothing only the raw arguments give, or there are no raw arguments.
+func wantsRecord(u argUse, si *SpecInfo, haveRaw bool) bool {
+	if !haveRaw {
+		return true
+	}
+	if u.rawOnly {
+		return false
+	}
+	for _, n := range u.names {
+		if !slices.ContainsFunc(si.Params, func(p Param) bool { return p.Name == n }) {
+			return true
+		}
+	}
+	return false
+}
+
+// useRecord resolves a tracepoint spec to its classic record. It reports
+// false, having said why, when the tracepoint does not exist.
+func (c *checker) useRecord(si *SpecInfo, haveRaw bool) bool {
+	s := si.Spec
+	cat, text := s.Category, ""
+	if c.opts.TracepointFormat != nil {
+		var err error
+		cat, text, err = c.opts.TracepointFormat(s.Category, s.Name)
+		if err != nil {
+			if !haveRaw {
+				c.errorf(s, didYouMean(s.Name, indexOf(c.opts.BTF).tracepoints), "unknown tracepoint %s:%s", s.Category, s.Name)
+				return false
+			}
+			// The record can still come from BTF; the runtime says why it
+			// cannot attach.
+			cat, text = s.Category, ""
+		}
+	} else if !haveRaw {
+		c.errorf(s, didYouMean(s.Name, indexOf(c.opts.BTF).tracepoints), "unknown tracepoint %s:%s", s.Category, s.Name)
+		return false
+	}
+	rec, locs, err := c.tracepointRecord(s.Name, text)
+	if err != nil {
+		c.errorf(s, "mount tracefs: mount -t tracefs nodev /sys/kernel/tracing", "the format fields of tracepoint %s:%s are unknown: %v", s.Category, s.Name, err)
+		return false
+	}
+	si.Record, si.DataLocs, si.Category = rec, locs, cat
+	si.Params, si.Proto, si.SkbParam, si.ReasonParam = nil, nil, -1, -1
+	return true
+}
+
+// recordMember resolves args.NAME on the classic tracepoints of a probe:
+// the member of the first spec's record, at the same offset with the same
+// type in every other spec's.
+func (c *checker) recordField(e *lang.FieldExpr) (Member, bool) {
+	m, ok := c.resolveMember(c.ctx.Record, e.Name, true)
+	if !ok {
+		var names []string
+		for _, mb := range c.ctx.Record.Members {
+			names = append(names, mb.Name)
+		}
+		for n := range c.ctx.DataLocs {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		hint := fmt.Sprintf("the fields are %v", names)
+		if s := lang.Suggest(e.Name, names); s != "" {
+			hint = "did you mean args." + s + "?"
+		}
+		c.errorf(e, hint, "no field %q in %s", e.Name, c.ctx.Record.Name)
+		return Member{}, false
+	}
+	for _, si := range c.ctx.Specs[1:] {
+		if si.Record == nil {
+			continue
+		}
+		o, ok := c.resolveMember(si.Record, e.Name, true)
+		if !ok || o.Offset != m.Offset || o.Type.String() != m.Type.String() {
+			c.errorf(e, "split the probe list", "args.%s differs between %s and %s", e.Name, c.ctx.Specs[0].Spec.Text, si.Spec.Text)
+			return Member{}, false
+		}
+	}
+	return m, true
+}
+
+// isFormatField reports whether name is a format field of one of the
+// probe's tracepoints, for the hint when a probe reads it beside what only
+// the raw arguments give.
+func (c *checker) isFormatField(name string) bool {
+	for _, si := range c.ctx.Specs {
+		if si.Spec.Kind != lang.ProbeTracepoint {
+			continue
+		}
+		if raw := c.rawEventStruct(si.Spec.Name, nil); raw != nil {
+			if _, _, ok := FindMember(raw, name); ok {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,37 @@
+package check
+
+// unsupportedBuiltins are bpftrace's builtin values and functions that
+// skbtrace does not have, with why: a script using one gets an error that
+// names it, at its position, instead of "unknown name".
+var unsupportedBuiltins = map[string]string{
+	"ustack":      "user-space stacks are out of scope: skbtrace traces the kernel; use kstack",
+	"usym":        "user-space symbols are out of scope: skbtrace traces the kernel; use ksym",
+	"uaddr":       "user-space symbols are out of scope: skbtrace traces the kernel",
+	"uptr":        "user-space pointers are out of scope: skbtrace traces the kernel",
+	"kptr":        "every pointer is a kernel pointer here; drop kptr()",
+	"system":      "running commands from a probe is out of scope (bpftrace --unsafe); use -c CMD",
+	"cat":         "reading files from a probe is out of scope (bpftrace's cat); read it before or after tracing",
+	"signal":      "sending signals is out of scope: skbtrace only observes",
+	"override":    "changing return values is out of scope: skbtrace only observes",
+	"strftime":    "not yet: use time(\"%H:%M:%S\") to print the time, or the time value",
+	"join":        "not yet: print the elements with printf",
+	"buf":         "not yet: print bytes with printf(\"%x\") of each, or str() for text",
+	"path":        "file paths are out of scope: skbtrace traces packets",
+	"cgroup":      "cgroups are not yet supported",
+	"cgroupid":    "cgroups are not yet supported",
+	"cgroup_path": "cgroups are not yet supported",
+	"reg":         "registers are not exposed: use arg0..arg5 or args.NAME",
+	"sizeof":      "not yet: write the size as a number",
+	"offsetof":    "not yet: write the offset as a number",
+	"macaddr":     "not yet: print the bytes with printf(\"%02x\")",
+	"strncmp":     "not yet: compare strings with ==",
+	"strcontains": "not yet: compare strings with ==",
+	"skboutput":   "use -w FILE to write packets (pcapng), or print()",
+	"unwatch":     "watchpoints are out of scope",
+	"probe":       "not yet: name the probe in printf's text",
+	"sarg0":       "stack arguments are not exposed: use args.NAME",
+	"username":    "user names are out of scope: print uid",
+	"pton":        "not yet: write the address as a literal (10.0.0.1, ::1)",
+	"kaddr":       "not yet: compare with ksym(...) or func",
+	"usdt_arg":    "USDT probes are out of scope",
+}

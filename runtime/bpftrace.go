@@ -1,0 +1,104 @@
+package runtime
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"sort"
+
+	"github.com/skbtrace/skbtrace/check"
+	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/lang/types"
+)
+
+// bpftrace's layout, for scripts written for bpftrace (.bt files), so that
+// their output is the same line for line: at exit two newlines, then every
+// map in name order; plain maps one element a line with nothing between
+// them (an empty map is an empty line), histograms and stats each followed
+// by an empty line, "@name: " with its space before a histogram.
+
+// printMapsBpftrace prints every map at exit, as bpftrace does.
+func (s *Session) printMapsBpftrace(w io.Writer) error {
+	if _, err := io.WriteString(w, "\n\n"); err != nil {
+		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.info.Maps)) {
+		if err := s.printMapBpftrace(w, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// printMapBpftrace prints one map as bpftrace's print(@m) does.
+func (s *Session) printMapBpftrace(w io.Writer, name string) error {
+	mi := s.info.Maps[name]
+	m := s.coll.Maps[codegen.MapName(name)]
+	if m == nil || mi == nil {
+		return nil
+	}
+	entries, err := s.readMap(mi, m)
+	if err != nil {
+		return err
+	}
+	if codegen.IsHist(mi) {
+		return s.printHistsBpftrace(w, name, entries)
+	}
+	entries = slices.DeleteFunc(entries, func(e mapEntry) bool {
+		return (mi.Value.Agg == types.AggMin || mi.Value.Agg == types.AggMax) && !e.value.seen
+	})
+	if len(entries) == 0 {
+		_, err := fmt.Fprintln(w)
+		return err
+	}
+	sortEntries(s, mi, entries)
+	for _, e := range entries {
+		if _, err := fmt.Fprintf(w, "@%s%s: %s\n", name, e.key, s.formatEntry(mi, e)); err != nil {
+			return err
+		}
+	}
+	if mi.Value.Kind == types.Agg && mi.Value.Agg == types.AggStats {
+		_, err = fmt.Fprintln(w)
+	}
+	return err
+}
+
+func (s *Session) printHistsBpftrace(w io.Writer, name string, entries []mapEntry) error {
+	hists := map[string]histBuckets{}
+	for _, e := range entries {
+		if hists[e.key] == nil {
+			hists[e.key] = histBuckets{}
+		}
+		hists[e.key][e.bucket] += e.value.n
+	}
+	if len(hists) == 0 {
+		_, err := fmt.Fprintln(w)
+		return err
+	}
+	var lhist *[3]int64
+	if b, ok := s.out.Lhist[name]; ok {
+		lhist = &b
+	}
+	for _, k := range slices.Sorted(maps.Keys(hists)) {
+		fmt.Fprintf(w, "@%s%s: \n", name, k)
+		printHist(w, hists[k], lhist)
+		if _, err := fmt.Fprintln(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sortEntries orders a map's elements by value, as both layouts print them.
+func sortEntries(s *Session, mi *check.MapInfo, entries []mapEntry) {
+	sort.SliceStable(entries, func(i, j int) bool {
+		if entries[i].raw != nil && !inRegister(mi.Value) {
+			return s.fmt.value(mi.Value, entries[i].raw) < s.fmt.value(mi.Value, entries[j].raw)
+		}
+		if entries[i].value.n != entries[j].value.n {
+			return entries[i].value.n < entries[j].value.n
+		}
+		return entries[i].key < entries[j].key
+	})
+}

@@ -1,0 +1,115 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/binary"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/skbtrace/skbtrace/check"
+	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/internal/golden"
+	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/lang/types"
+)
+
+// printerScript has a print and printfs of every kind of value the
+// printer formats, so that its golden output pins each format.
+const printerScript = `tracepoint:skb:kfree_skb {
+	print(len, dev, saddr, daddr, sport, dport, mark, reason, comm, l4proto, proto, pkt_type, tcpflags, ipver, netns, hash, skb, kstack);
+	printf("%-16s %5u|%-5d|%05d %x %X %o %p %c %s %s %s\n", dev, len, sport, dport, mark, hash, len, skb, 65, saddr, reason, l4proto);
+	printf("plain %d%%\n", len)
+}`
+
+// compilePrinter compiles a script against the kernel's BTF, for its events.
+func compilePrinter(tb testing.TB, text string) []*codegen.Event {
+	tb.Helper()
+	spec, err := KernelBTF()
+	if err != nil {
+		tb.Skipf("no kernel BTF: %v", err)
+	}
+	script, err := lang.Parse(&lang.Source{Name: "test.st", Text: text})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	info, err := check.Check(script, check.Options{BTF: spec})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out, err := codegen.Compile(script, info, codegen.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return out.Events
+}
+
+// sampleRecord makes a record of an event whose values vary with seed:
+// IPv4 and IPv6 addresses, strings that JSON must escape, negative
+// numbers, reasons with and without a name.
+func sampleRecord(ev *codegen.Event, seed int) []byte {
+	b := make([]byte, ev.Size)
+	le := binary.LittleEndian
+	le.PutUint64(b, uint64(ev.ID))
+	if ev.Kind == codegen.EventPrint {
+		le.PutUint64(b[codegen.PrintTime:], uint64(seed)*1234567891+987654321)
+		le.PutUint64(b[codegen.PrintCPU:], uint64(seed%3))
+		le.PutUint64(b[codegen.PrintSkb:], 0xffff888100000000+uint64(seed)*0x100)
+	}
+	for i, a := range ev.Args {
+		raw := b[a.Offset : a.Offset+a.Size]
+		switch a.Type.Kind {
+		case types.String:
+			copy(raw, []string{"eth0", `a"b<c>&\`, "veth-x\x01y", "", "bad\xffutf8\u2028"}[(seed+i)%5])
+		case types.Addr:
+			if (seed+i)%2 == 0 {
+				copy(raw, []byte{10, 0, byte(seed), byte(i)})
+				raw[16] = 4
+			} else {
+				copy(raw, []byte{0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, byte(seed), byte(i)})
+				raw[16] = 6
+			}
+		case types.Stack:
+			le.PutUint64(raw, ^uint64(16)) // -17: -EEXIST
+		default:
+			v := uint64(seed*1000 + i*17)
+			switch seed % 4 {
+			case 1:
+				v = ^uint64(0) - uint64(i)
+			case 2:
+				v = uint64(i % 3)
+			}
+			le.PutUint64(raw, v)
+		}
+	}
+	return b
+}
+
+// testPrinter is a printer whose times are in UTC from a fixed boot.
+func testPrinter(w io.Writer, events []*codegen.Event, json bool) *printer {
+	f := newFormatter()
+	f.boot = time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC)
+	p := newPrinter(w, events, f, json)
+	p.control = func(*codegen.Event) error { return nil }
+	return p
+}
+
+func printAll(t *testing.T, json bool) []byte {
+	events := compilePrinter(t, printerScript)
+	var out bytes.Buffer
+	p := testPrinter(&out, events, json)
+	for seed := range 8 {
+		for _, ev := range events {
+			if err := p.record(sampleRecord(ev, seed)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := p.flush(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+func TestPrinterText(t *testing.T) { golden.Compare(t, "testdata/printer.txt", printAll(t, false)) }
+func TestPrinterJSON(t *testing.T) { golden.Compare(t, "testdata/printer.json", printAll(t, true)) }

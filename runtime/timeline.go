@@ -1,0 +1,92 @@
+package runtime
+
+import (
+	"encoding/binary"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/skbtrace/skbtrace/codegen"
+)
+
+// TimelineQuiet is how long a packet's block waits for another hop before
+// it is printed, when its skb is not seen freed.
+const TimelineQuiet = time.Second
+
+// freeFuncs end an skb's life: a hop here closes its block.
+var freeFuncs = []string{"kfree_skb", "consume_skb", "kfree_skbmem", "__kfree_skb", "sk_skb_reason_drop", "kfree_skb_reason", "skb_release_all"}
+
+// timeline groups print records per packet, by skb address: one block each,
+// its hops in order with the time since the first, printed when the skb is
+// freed (what comes in the same batch of records, such as the drop's
+// reason from another probe on kfree_skb, still joins it) or after
+// TimelineQuiet without a hop.
+type timeline struct {
+	blocks map[uint64]*tlBlock
+	// order lists the open blocks' skbs, oldest first.
+	order []uint64
+}
+
+type tlBlock struct {
+	first  uint64    // monotonic ns of the first hop
+	seen   time.Time // when the last hop was read
+	lines  []byte
+	closed bool
+}
+
+func newTimeline() *timeline { return &timeline{blocks: map[uint64]*tlBlock{}} }
+
+// add appends a print record as a hop of its skb's block.
+func (tl *timeline) add(p *printer, ev *codegen.Event, b []byte) {
+	u := func(off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
+	skb, now := u(codegen.PrintSkb), u(codegen.PrintTime)
+	blk := tl.blocks[skb]
+	if blk == nil {
+		blk = &tlBlock{first: now}
+		blk.lines = append(blk.lines, "skb 0x"...)
+		blk.lines = strconv.AppendUint(blk.lines, skb, 16)
+		blk.lines = append(blk.lines, " at "...)
+		blk.lines = p.boot.Add(time.Duration(now)).AppendFormat(blk.lines, "15:04:05.000000")
+		blk.lines = append(blk.lines, '\n')
+		tl.blocks[skb] = blk
+		tl.order = append(tl.order, skb)
+	}
+	blk.seen = time.Now()
+	d := blk.lines
+	d = append(d, "  +"...)
+	d = appendPadded(d, strconv.AppendFloat(p.scratch[:0], float64(now-blk.first)/1e3, 'f', 3, 64), 10, false, ' ')
+	d = append(d, "us  "...)
+	name := p.where(ev, b)
+	blk.lines = p.appendHop(d, name, ev, b)
+	if slices.Contains(freeFuncs, name) {
+		blk.closed = true
+	}
+}
+
+// flush appends to dst the blocks that are done: freed, quiet since
+// before quietSince, or all of them.
+func (tl *timeline) flush(dst []byte, quietSince time.Time, all bool) []byte {
+	keep := tl.order[:0]
+	for _, skb := range tl.order {
+		blk := tl.blocks[skb]
+		if all || blk.closed || blk.seen.Before(quietSince) {
+			dst = append(append(dst, blk.lines...), '\n')
+			delete(tl.blocks, skb)
+			continue
+		}
+		keep = append(keep, skb)
+	}
+	tl.order = keep
+	return dst
+}
+
+// deadline is when the oldest open block goes quiet, zero without one.
+func (tl *timeline) deadline() time.Time {
+	var d time.Time
+	for _, skb := range tl.order {
+		if t := tl.blocks[skb].seen.Add(TimelineQuiet); d.IsZero() || t.Before(d) {
+			d = t
+		}
+	}
+	return d
+}

@@ -1,0 +1,24 @@
+package stdlib
+
+import (
+	"github.com/skbtrace/skbtrace/lang/pcapfilter"
+	"github.com/skbtrace/skbtrace/lang/types"
+)
+
+// pcapFuncs are tcpdump's filter, as a function of a predicate, and the
+// two internal functions a compiled filter calls (their names cannot be
+// written in a script).
+var pcapFuncs = []*Func{
+	{Name: "pcap", Sig: `pcap("filter")`, Doc: "true when the packet matches a tcpdump filter (pcap-filter(7))", Needs: NeedSkb,
+		// The checker compiles the filter (check/pcap.go); this only types it.
+		Infer: func(c Call) types.Type { return types.Bool }},
+	{Name: "capture", Sig: "capture()", Doc: "writes the packet as a frame of the -w pcapng file", Stmt: true, Needs: NeedSkb,
+		Infer: func(c Call) types.Type {
+			arity(c, "capture()", 0, 0)
+			return types.None
+		}},
+	{Name: pcapfilter.LoadFunc, Sig: "pcap.load(offset, size)", Doc: "bytes of the packet from its link header", Needs: NeedSkb, Internal: true,
+		Infer: func(c Call) types.Type { return types.U32 }},
+	{Name: pcapfilter.LenFunc, Sig: "pcap.len()", Doc: "the packet's length from its link header", Needs: NeedSkb, Internal: true,
+		Infer: func(c Call) types.Type { return types.U32 }},
+}

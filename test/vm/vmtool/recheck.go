@@ -1,0 +1,56 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// recheck checks a case's assertions against the output a run printed for it
+// (run.sh's log), without a VM: for writing and fixing cases. The exit status
+// comes from the log too; "attached" assertions need the VM and are skipped.
+func recheck(w io.Writer, kv, casePath, logPath string) int {
+	c, err := parseCaseFile(casePath)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	f, err := os.Open(logPath)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	defer f.Close()
+	r, in := &run{Exit: -1}, false
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		l := sc.Text()
+		switch {
+		case strings.HasPrefix(l, "=== RUN "):
+			in = l == fmt.Sprintf("=== RUN %s [%s]", c.Name, kv)
+		case !in:
+		case strings.HasPrefix(l, "  stdout| "):
+			r.Stdout = append(r.Stdout, strings.TrimPrefix(l, "  stdout| "))
+		case strings.HasPrefix(l, "  stderr| "):
+			r.Stderr = append(r.Stderr, strings.TrimPrefix(l, "  stderr| "))
+		case strings.HasPrefix(l, "ok    exit "), strings.HasPrefix(l, "FAIL  ") && strings.Contains(l, ": exit status "):
+			fmt.Sscanf(l[strings.LastIndex(l, " ")+1:], "%d", &r.Exit)
+		}
+	}
+	rc := 0
+	for _, a := range c.Asserts {
+		if (a.Kernel != "" && a.Kernel != kv) || a.Kind == "attached" {
+			continue
+		}
+		if why := r.check(a); why != "" {
+			fmt.Fprintf(w, "FAIL  line %d: %v: %s\n", a.Line, a, why)
+			rc = 1
+		} else {
+			fmt.Fprintf(w, "ok    %v\n", a)
+		}
+	}
+	return rc
+}

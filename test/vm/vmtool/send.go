@@ -1,0 +1,74 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// send sends UDP datagrams, or makes TCP connections, to one address, with
+// SO_MARK set when -mark is given: the traffic of the cases, with a mark that a
+// predicate can select. It returns the exit status: 1 if any send failed.
+func send(args []string) int {
+	fs := flag.NewFlagSet("send", flag.ExitOnError)
+	mark := fs.String("mark", "", "SO_MARK of the socket (e.g. 0xdeadbeef)")
+	n := fs.Int("n", 1, "how many datagrams or connections")
+	tcp := fs.Bool("tcp", false, "connect with TCP instead of sending a UDP datagram")
+	fs.Parse(args)
+	if fs.NArg() < 1 || fs.NArg() > 2 {
+		fmt.Fprintln(os.Stderr, "vmtool send: ADDR:PORT [PAYLOAD]")
+		return 2
+	}
+	addr, payload := fs.Arg(0), "hello"
+	if fs.NArg() == 2 {
+		payload = fs.Arg(1)
+	}
+	d := net.Dialer{Timeout: 2 * time.Second}
+	if *mark != "" {
+		m, err := strconv.ParseUint(*mark, 0, 32)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "vmtool send: -mark %q: %v\n", *mark, err)
+			return 2
+		}
+		d.Control = func(_, _ string, c syscall.RawConn) error {
+			var serr error
+			if err := c.Control(func(fd uintptr) {
+				serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_MARK, int(int32(uint32(m))))
+			}); err != nil {
+				return err
+			}
+			return serr
+		}
+	}
+	network := "udp"
+	if *tcp {
+		network = "tcp"
+	}
+	failed := 0
+	for i := 0; i < *n; i++ {
+		c, err := d.Dial(network, addr)
+		if err != nil {
+			// A TCP connect to a closed port is refused: that is the traffic some cases want.
+			if !*tcp {
+				fmt.Fprintf(os.Stderr, "vmtool send: %s %s: %v\n", network, addr, err)
+				failed++
+			}
+			continue
+		}
+		if !*tcp {
+			if _, err := c.Write([]byte(payload)); err != nil {
+				fmt.Fprintf(os.Stderr, "vmtool send: write to %s: %v\n", addr, err)
+				failed++
+			}
+		}
+		c.Close()
+	}
+	if failed > 0 {
+		return 1
+	}
+	return 0
+}
