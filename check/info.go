@@ -49,6 +49,9 @@ type Info struct {
 	// Capture holds the fields each capture() call annotates its frame
 	// with: mark, netns, ifindex, dev.
 	Capture map[*lang.CallExpr][]lang.Expr
+	// Frags is where capture() finds a non-linear skb's paged data; nil
+	// where the script has no capture() or the BTF does not say.
+	Frags *FragLayout
 	// FuncNames holds, for `func == "NAME"` (or a ksym() value compared
 	// with a string), the function name compared with.
 	FuncNames map[*lang.BinaryExpr]string

@@ -60,4 +60,7 @@ func (c *checker) capture(e *lang.CallExpr) {
 		xs = append(xs, id)
 	}
 	c.info.Capture[e] = xs
+	if c.info.Frags == nil {
+		c.info.Frags = fragLayout(c.opts.BTF)
+	}
 }

@@ -30,6 +30,13 @@ const (
 	CaptureHead = 104
 )
 
+// maxPerfSnaplen keeps a capture record within a perf record, whose size
+// is 16 bits with its headers.
+const maxPerfSnaplen = 0xffff - 0x100 - CaptureHead
+
+// maxPerCPUValue is the largest value of a per-CPU map.
+const maxPerCPUValue = 32768
+
 // DefaultSnaplen is how many bytes of each packet -w keeps by default;
 // MaxSnaplen is what a snap length of 0 ("the whole packet") means.
 const (
@@ -38,12 +45,25 @@ const (
 )
 
 // capture compiles capture(): the packet from its link header, up to the
-// snap length of its linear part, with the skb's facts, as one record.
+// snap length, linear part and paged fragments, with the skb's facts, as one record.
 func (g *gen) capture(c *lang.CallExpr) error {
 	ev := &Event{ID: len(g.out.Events), Kind: EventCapture, Size: CaptureHead, Probe: g.spec.Spec.Name + g.target.Name}
 	snap := g.maps.snaplen
+	// Room for the fragments: a copy's start and length are each bounded
+	// by the snap length, and the verifier adds the bounds.
+	size := CaptureHead + snap
+	if g.info.Frags != nil && g.maps.pageMul != 0 {
+		size += snap
+	}
+	// Per-CPU values are limited to 32 KiB: larger, one entry per CPU of
+	// an array, indexed by the CPU's number.
+	perCPU := size <= maxPerCPUValue
 	if _, ok := g.maps.specs[CaptureMap]; !ok {
-		g.maps.specs[CaptureMap] = &ebpf.MapSpec{Name: CaptureMap, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: uint32(CaptureHead + snap), MaxEntries: 1}
+		spec := &ebpf.MapSpec{Name: CaptureMap, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: uint32(size), MaxEntries: 1}
+		if !perCPU {
+			spec.Type, spec.MaxEntries = ebpf.Array, uint32(g.maps.cpus)
+		}
+		g.maps.specs[CaptureMap] = spec
 	}
 	g.maps.eventMaps()
 	skip := g.label("capture_skip")
@@ -77,6 +97,9 @@ func (g *gen) capture(c *lang.CallExpr) error {
 	)
 	// The scratch record: header copied from the frame, then the bytes.
 	g.emit(zero8(sl.tmp)...)
+	if !perCPU {
+		g.emit(asm.FnGetSmpProcessorId.Call(), asm.StoreMem(asm.RFP, sl.tmp, asm.R0, asm.Word))
+	}
 	g.lookup(CaptureMap, sl.tmp)
 	g.emit(asm.JEq.Imm(asm.R0, 0, skip))
 	for off := int16(0); off < CaptureHead; off += 8 {
@@ -91,6 +114,9 @@ func (g *gen) capture(c *lang.CallExpr) error {
 		asm.LoadMem(asm.R3, asm.RFP, sl.base, asm.DWord),
 		asm.FnProbeReadKernel.Call(),
 	)
+	if err := g.captureFrags(sl, rec, snap); err != nil {
+		return err
+	}
 	g.submitWith(rec, func(data, size asm.Register) {
 		g.emit(
 			asm.LoadMem(data, asm.RFP, sl.tmp, asm.DWord),

@@ -96,6 +96,11 @@ type Options struct {
 	// Snaplen is how many bytes of a packet capture() records: 0 means
 	// DefaultSnaplen; larger than MaxSnaplen, MaxSnaplen.
 	Snaplen int
+	// PageMul and PageOff turn a struct page pointer into the address of
+	// the page's bytes, page*PageMul + PageOff (runtime.PageVirt), for
+	// capture() to read a non-linear skb's paged fragments; with PageMul
+	// 0 it captures the linear part only.
+	PageMul, PageOff uint64
 }
 
 // SkbArgs are the argument positions skb: programs are generated for when
@@ -120,7 +125,11 @@ type Output struct {
 func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 	out := &Output{Maps: map[string]*ebpf.MapSpec{}, Lhist: map[string][3]int64{}}
 	ms := &mapSet{info: info, specs: out.Maps, cpus: opts.CPUs, perf: opts.PerfEvents, eventsBytes: opts.EventsBytes, track: usesTrack(info),
-		snaplen: min(cmp.Or(opts.Snaplen, DefaultSnaplen), MaxSnaplen)}
+		snaplen: min(cmp.Or(opts.Snaplen, DefaultSnaplen), MaxSnaplen), pageMul: opts.PageMul, pageOff: opts.PageOff}
+	if ms.perf {
+		// A perf record's size is 16 bits.
+		ms.snaplen = min(ms.snaplen, maxPerfSnaplen)
+	}
 	if ms.cpus == 0 {
 		n, err := ebpf.PossibleCPU()
 		if err != nil {

@@ -29,6 +29,9 @@ type mapSet struct {
 	track bool
 	// snaplen bounds the packet bytes of a capture() record.
 	snaplen int
+	// pageMul and pageOff turn a struct page pointer into its bytes'
+	// address (Options.PageMul); 0: fragments are not read.
+	pageMul, pageOff uint64
 }
 
 // MapName is the eBPF name of a script map (`@` alone is "at").

@@ -29,6 +29,7 @@ func TestMain(m *testing.M) {
 		{"SKBTRACE_INJECT", inject},
 		{"SKBTRACE_RAW", sendRaw},
 		{"SKBTRACE_SINK", sink},
+		{"SKBTRACE_BULK", bulkWrite},
 	} {
 		if spec := os.Getenv(h.env); spec != "" {
 			if err := h.run(spec); err != nil {

@@ -155,6 +155,14 @@ func compileFor(o options, script *lang.Script, info *check.Info, spec *btf.Spec
 	}
 	opts.Ksym = runtime.KsymAddr
 	opts.Snaplen = o.snaplen
+	if len(info.Capture) > 0 {
+		// Packets beyond their linear part: their pages' addresses.
+		mul, off, err := runtime.PageVirt(spec)
+		if err != nil {
+			fmt.Fprintf(stderr, "skbtrace: -w: packets are cut at their linear part: %v\n", err)
+		}
+		opts.PageMul, opts.PageOff = mul, off
+	}
 	out, err := codegen.Compile(script, info, opts)
 	return out, funcs, err
 }

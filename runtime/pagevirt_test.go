@@ -1,0 +1,25 @@
+package runtime
+
+import (
+	"testing"
+
+	"github.com/cilium/ebpf/btf"
+)
+
+// TestPageVirt measures the direct map's translation twice: both readings
+// agree, and a page's address lands in the kernel half.
+func TestPageVirt(t *testing.T) {
+	spec, err := btf.LoadKernelSpec()
+	if err != nil {
+		t.Skip(err)
+	}
+	mul, off, err := PageVirt(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mul2, off2, err := PageVirt(spec)
+	if err != nil || mul2 != mul || off2 != off {
+		t.Fatalf("second reading %d %#x %v, first %d %#x", mul2, off2, err, mul, off)
+	}
+	t.Logf("addr = page * %d + %#x", mul, off)
+}
