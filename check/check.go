@@ -32,10 +32,11 @@ type Options struct {
 // All errors are returned together as *lang.Diagnostics.
 func Check(s *lang.Script, opts Options) (*Info, error) {
 	c := &checker{
-		src:          s.Src,
-		memberFields: map[string]*stdlib.Field{},
-		opts:         opts,
-		diags:        &lang.Diagnostics{Src: s.Src},
+		src:            s.Src,
+		memberFields:   map[string]*stdlib.Field{},
+		opts:           opts,
+		retvalReported: map[*ProbeInfo]bool{},
+		diags:          &lang.Diagnostics{Src: s.Src},
 		info: &Info{
 			Types:     map[lang.Expr]types.Type{},
 			Fields:    map[*lang.Ident]*stdlib.Field{},
@@ -87,6 +88,9 @@ type checker struct {
 	missing []*lang.PosParam
 	// asString are the parameters read as strings.
 	asString map[*lang.PosParam]bool
+	// retvalReported are the probes whose differing retval was reported
+	// (once per probe, not once per use).
+	retvalReported map[*ProbeInfo]bool
 }
 
 func (c *checker) errorf(n lang.Node, hint, format string, args ...any) {
@@ -105,6 +109,7 @@ func (c *checker) ctxErrorf(n lang.Node, hint, format string, args ...any) {
 func (c *checker) text(n lang.Node) string { return c.src.Slice(n.Span()) }
 
 func (c *checker) probe(p *lang.Probe) {
+	c.pruneHas(p)
 	c.ctx = c.probeContext(p)
 	c.info.Probes[p] = c.ctx
 	c.vars = map[string]types.Type{}

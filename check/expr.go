@@ -183,6 +183,13 @@ func (c *checker) useField(e *lang.Ident, f *stdlib.Field) types.Type {
 	case f.Needs&stdlib.NeedSkb != 0 && !c.ctx.Skb:
 		c.ctxErrorf(e, where, "%s needs an skb, and this probe has none", e.Name)
 		return types.Bad
+	case f.Needs&stdlib.NeedRetval != 0 && c.ctx.RetvalDiffers != nil:
+		if !c.retvalReported[c.ctx] {
+			c.retvalReported[c.ctx] = true
+			c.errorf(c.ctx.RetvalDiffers, "split the probe list so that the functions of each probe return one type",
+				"retval has no one type in this probe list: %s", c.ctx.RetvalWhy)
+		}
+		return types.Bad
 	case f.Needs&stdlib.NeedRetval != 0 && c.ctx.Retval.Kind == types.Invalid:
 		c.ctxErrorf(e, "retval is known in kretprobe and fexit probes", "no return value in this probe")
 		return types.Bad

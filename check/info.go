@@ -102,6 +102,11 @@ type ProbeInfo struct {
 	Func   bool
 	// Retval is the return type on return probes, Invalid elsewhere.
 	Retval types.Type
+	// RetvalDiffers, where the specs of a list do not return one type, is
+	// the first spec whose return differs from the first spec's, and
+	// RetvalWhy says how; retval is then an error pointing at that spec.
+	RetvalDiffers *lang.ProbeSpec
+	RetvalWhy     string
 	// Params are the typed arguments common to all specs; nil when the probe
 	// has none (BEGIN, skb:GLOB...). NoArgs says why.
 	Params []Param

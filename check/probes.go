@@ -17,6 +17,7 @@ import (
 func (c *checker) probeContext(p *lang.Probe) *ProbeInfo {
 	pi := &ProbeInfo{Skb: true, Reason: true, Func: true, Retval: types.Bad}
 	use := scanArgs(p)
+	first := types.Bad // the first spec's return type
 	for i, s := range p.Specs {
 		si := c.spec(s, use)
 		pi.Specs = append(pi.Specs, si)
@@ -41,11 +42,15 @@ func (c *checker) probeContext(p *lang.Probe) *ProbeInfo {
 		pi.Reason = pi.Reason && reason
 		pi.Func = pi.Func && fn
 		if i == 0 || len(pi.Specs) == 1 {
-			pi.Retval = retval
+			pi.Retval, first = retval, retval
 			pi.Params, pi.NoArgs = si.Params, noArgs
 			continue
 		}
-		if retval.Kind != pi.Retval.Kind || retval.Size != pi.Retval.Size {
+		if retval.Kind != first.Kind || retval.Size != first.Size || retval.Signed != first.Signed {
+			if pi.RetvalDiffers == nil && (first.Kind != types.Invalid || retval.Kind != types.Invalid) {
+				pi.RetvalDiffers = s
+				pi.RetvalWhy = fmt.Sprintf("%s %s, %s %s", p.Specs[0].Text, c.returns(pi.Specs[0]), s.Text, c.returns(si))
+			}
 			pi.Retval = types.Bad
 		}
 		pi.Params = commonParams(pi.Params, si.Params)
@@ -90,6 +95,19 @@ func (c *checker) provides(si *SpecInfo) (skb, reason, fn bool, retval types.Typ
 		return false, false, false, retval, "interval probes have no arguments"
 	}
 	return false, false, false, retval, "unknown probe"
+}
+
+// returns says what a spec returns, for the error where the specs of a
+// list differ: "returns int", "has no return value".
+func (c *checker) returns(si *SpecInfo) string {
+	switch si.Spec.Kind {
+	case lang.ProbeFexit, lang.ProbeKretprobe:
+		if si.Proto == nil {
+			return "returns a 64-bit value"
+		}
+		return "returns " + types.CName(si.Proto.Return)
+	}
+	return "has no return value"
 }
 
 func (c *checker) retType(si *SpecInfo) types.Type {
