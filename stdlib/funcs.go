@@ -216,6 +216,13 @@ var Funcs = []*Func{
 		}
 		return types.Bad
 	}},
+	{Name: "has", Sig: "has(args.NAME)", Doc: "whether this kernel gives the probe an argument NAME: the condition of an if, decided at compile time", Infer: func(c Call) types.Type {
+		// check drops every if whose condition is has(args.NAME): a call
+		// left here is somewhere else.
+		c.Errorf(-1, "if (has(args.reason)) { ... } else { ... }: the branch this kernel does not take is not compiled",
+			"has() is only the condition of an if (or its negation)")
+		return types.U64
+	}},
 	swap("ntohs", types.U16),
 	swap("ntohl", types.U32),
 	{Name: "hex", Sig: "hex(value)", Doc: "prints an integer in hexadecimal", Infer: func(c Call) types.Type {
