@@ -62,6 +62,7 @@ func Check(s *lang.Script, opts Options) (*Info, error) {
 	if err := opts.BTF.TypeByName("sk_buff", &c.info.SkbType); err != nil {
 		return nil, fmt.Errorf("kernel BTF has no struct sk_buff: %w", err)
 	}
+	s.Probes = c.pruneProbes(s.Probes)
 	for _, p := range s.Probes {
 		c.probe(p)
 	}
