@@ -4,8 +4,12 @@
 // nothing but busybox.
 //
 //	vmtool run KERNEL CASE...     run case files on the kernel named KERNEL (6.1, 6.12)
-//	vmtool send [-mark M] [-n N] [-tcp] ADDR:PORT [PAYLOAD]
+//	vmtool send [-mark M] [-n N] [-sport P] [-tcp] ADDR:PORT [PAYLOAD]
 //	                              UDP datagrams (or TCP connects) to ADDR:PORT, with SO_MARK
+//	vmtool tcp [-n N] [-sport P] [-send B] [-reply B] [-abort] ADDR:PORT
+//	                              N TCP sessions with a listener of its own on ADDR:PORT
+//	vmtool backlog [-limit L] [-n N] ADDR:PORT
+//	                              N connections queued on a listener that never accepts
 //	vmtool state                  the kernel's BPF and probe state, as the leak check sees it
 //	vmtool check CASE...          parse case files and print them (no kernel needed)
 //	vmtool recheck KERNEL CASE LOG
@@ -30,6 +34,10 @@ func main() {
 		os.Exit(runCases(os.Stdout, args[0], args[1:]))
 	case "send":
 		os.Exit(send(args))
+	case "tcp":
+		os.Exit(tcpSessions(args))
+	case "backlog":
+		os.Exit(backlog(args))
 	case "state":
 		fmt.Println(readKernelState())
 	case "check":
@@ -55,6 +63,6 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: vmtool run KERNEL CASE... | send [-mark M] [-n N] [-tcp] ADDR:PORT [PAYLOAD] | state | check CASE...")
+	fmt.Fprintln(os.Stderr, "usage: vmtool run KERNEL CASE... | send [-mark M] [-n N] [-sport P] [-tcp] ADDR:PORT [PAYLOAD] | tcp ... | backlog ... | state | check CASE...")
 	os.Exit(2)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -18,6 +19,7 @@ func send(args []string) int {
 	mark := fs.String("mark", "", "SO_MARK of the socket (e.g. 0xdeadbeef)")
 	n := fs.Int("n", 1, "how many datagrams or connections")
 	tcp := fs.Bool("tcp", false, "connect with TCP instead of sending a UDP datagram")
+	sport := fs.Int("sport", 0, "the first source port, then +1 each (0: the kernel picks)")
 	fs.Parse(args)
 	if fs.NArg() < 1 || fs.NArg() > 2 {
 		fmt.Fprintln(os.Stderr, "vmtool send: ADDR:PORT [PAYLOAD]")
@@ -49,11 +51,19 @@ func send(args []string) int {
 		network = "tcp"
 	}
 	failed := 0
+	host, _, _ := net.SplitHostPort(addr)
 	for i := 0; i < *n; i++ {
+		if *sport != 0 {
+			if *tcp {
+				d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(host), Port: *sport + i}
+			} else {
+				d.LocalAddr = &net.UDPAddr{IP: net.ParseIP(host), Port: *sport + i}
+			}
+		}
 		c, err := d.Dial(network, addr)
 		if err != nil {
 			// A TCP connect to a closed port is refused: that is the traffic some cases want.
-			if !*tcp {
+			if !*tcp || !errors.Is(err, syscall.ECONNREFUSED) {
 				fmt.Fprintf(os.Stderr, "vmtool send: %s %s: %v\n", network, addr, err)
 				failed++
 			}
