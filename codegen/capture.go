@@ -23,9 +23,13 @@ const (
 	CaptureLen = 72
 	// CaptureSynth is 0, or 0x10000 | the Ethernet type where the skb had
 	// no link header: the first 14 bytes are then to be replaced by a
-	// synthesized Ethernet header of that type.
+	// synthesized Ethernet header of that type; with CaptureTagged set as
+	// well, the first 12 and the type at 16, after the VLAN tag.
 	CaptureSynth = 80
-	CaptureDev   = 88
+	// CaptureTagged is set in CaptureSynth where the frame holds an
+	// out-of-band VLAN tag at bytes 12 to 15.
+	CaptureTagged = 0x20000
+	CaptureDev    = 88
 	// CaptureHead is the size of the header; the packet follows.
 	CaptureHead = 104
 )
@@ -51,7 +55,7 @@ func (g *gen) capture(c *lang.CallExpr) error {
 	snap := g.maps.snaplen
 	// Room for the fragments: a copy's start and length are each bounded
 	// by the snap length, and the verifier adds the bounds.
-	size := CaptureHead + snap
+	size := CaptureHead + snap + 4 // an out-of-band VLAN tag's 4 bytes
 	if g.info.Frags != nil && g.maps.pageMul != 0 {
 		size += snap
 	}
@@ -109,6 +113,9 @@ func (g *gen) capture(c *lang.CallExpr) error {
 		asm.StoreMem(asm.RFP, sl.tmp, asm.R0, asm.DWord),
 		asm.Mov.Reg(asm.R1, asm.R0),
 		asm.Add.Imm(asm.R1, CaptureHead),
+	)
+	g.tagShift(asm.R1)
+	g.emit(
 		asm.LoadMem(asm.R2, asm.RFP, rec+CaptureLen, asm.DWord),
 		asm.JGT.Imm(asm.R2, int32(snap), skip),
 		asm.LoadMem(asm.R3, asm.RFP, sl.base, asm.DWord),
@@ -117,6 +124,7 @@ func (g *gen) capture(c *lang.CallExpr) error {
 	if err := g.captureFrags(sl, rec, snap); err != nil {
 		return err
 	}
+	g.captureTag(rec, snap)
 	g.submitWith(rec, func(data, size asm.Register) {
 		g.emit(
 			asm.LoadMem(data, asm.RFP, sl.tmp, asm.DWord),

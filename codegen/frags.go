@@ -118,6 +118,9 @@ func (g *gen) captureFrags(sl pktSlots, rec int16, snap int) error {
 		asm.LoadMem(asm.R1, asm.RFP, sl.tmp, asm.DWord),
 		asm.Add.Imm(asm.R1, CaptureHead),
 		asm.Add.Reg(asm.R1, asm.R4),
+	)
+	g.tagShift(asm.R1)
+	g.emit(
 		asm.FnProbeReadKernel.Call(),
 		asm.LoadMem(asm.R1, asm.RFP, idx, asm.DWord).WithSymbol(next),
 		asm.Add.Imm(asm.R1, 1),

@@ -2,6 +2,9 @@ package codegen
 
 import (
 	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/skbtrace/skbtrace/check"
 
 	"github.com/skbtrace/skbtrace/lang"
 )
@@ -19,6 +22,13 @@ type pktSlots struct {
 	mac   int16
 	nh    int16
 	tmp   int16
+	// vlan is 0, or, where the skb holds an 802.1Q tag out of band
+	// (skb->vlan_all, hardware-accelerated tagging), 1<<32 | the tag's 4
+	// bytes as the wire has them after the MAC addresses: the filter and
+	// capture() see the packet as it is on the wire, tag inserted.
+	vlan int16
+	vtci int16
+	vpre int16
 }
 
 // pcap evaluates a compiled filter. A load past the packet's end makes
@@ -55,7 +65,7 @@ func (g *gen) pcap(e *lang.CallExpr) error {
 func (g *gen) parsePacket(short string) error {
 	if g.pkt == nil {
 		g.pkt = &pktSlots{}
-		for _, p := range []*int16{&g.pkt.skb, &g.pkt.base, &g.pkt.flen, &g.pkt.lin, &g.pkt.synth, &g.pkt.mac, &g.pkt.nh, &g.pkt.tmp} {
+		for _, p := range []*int16{&g.pkt.skb, &g.pkt.base, &g.pkt.flen, &g.pkt.lin, &g.pkt.synth, &g.pkt.mac, &g.pkt.nh, &g.pkt.tmp, &g.pkt.vlan, &g.pkt.vtci, &g.pkt.vpre} {
 			off, err := g.frame.alloc(8)
 			if err != nil {
 				return err
@@ -71,12 +81,25 @@ func (g *gen) parsePacket(short string) error {
 	g.emit(asm.StoreMem(asm.RFP, sl.skb, asm.R0, asm.DWord))
 	// Read the members into the slots: head into base, data into flen,
 	// len into lin, protocol into synth and, last, tail over the skb.
-	for _, m := range []struct {
+	type member struct {
 		slot int16
 		name string
 		size int
-	}{{sl.base, "head", 8}, {sl.flen, "data", 8}, {sl.lin, "len", 4}, {sl.mac, "mac_header", 2}, {sl.nh, "network_header", 2}, {sl.synth, "protocol", 2}, {sl.skb, "tail", 4}} {
+	}
+	members := []member{{sl.base, "head", 8}, {sl.flen, "data", 8}, {sl.lin, "len", 4}, {sl.mac, "mac_header", 2}, {sl.nh, "network_header", 2}, {sl.synth, "protocol", 2}}
+	vlan := vlanLayout(g.info.SkbType)
+	if vlan != nil {
+		members = append(members, member{sl.vlan, "vlan_proto", 2}, member{sl.vtci, "vlan_tci", 2})
+		if vlan.presentBit >= 0 {
+			members = append(members, member{sl.vpre, "vlan_present", 1})
+		}
+	}
+	members = append(members, member{sl.skb, "tail", 4})
+	for _, m := range members {
 		off, err := skbOffset(g.info.SkbType, m.name)
+		if m.name == "vlan_present" {
+			off, err = int32(vlan.presentBit/8), nil
+		}
 		if err != nil {
 			return err
 		}
@@ -135,7 +158,68 @@ func (g *gen) parsePacket(short string) error {
 		asm.Sub.Reg(asm.R5, asm.R1),
 		asm.StoreMem(asm.RFP, sl.lin, asm.R5, asm.DWord),
 	)
+	g.vlanTag(vlan)
 	return nil
+}
+
+// vlanFields says how this kernel's sk_buff marks an out-of-band VLAN
+// tag: vlan_all (vlan_proto and vlan_tci) not 0 (6.2 on), or the
+// vlan_present bit (before), at presentBit bits from the struct's start.
+type vlanFields struct {
+	presentBit int
+}
+
+// vlanLayout reads it from BTF; nil where the skb has no vlan_tci.
+func vlanLayout(skb *btf.Struct) *vlanFields {
+	if _, _, ok := check.FindMember(skb, "vlan_tci"); !ok {
+		return nil
+	}
+	if _, _, ok := check.FindMember(skb, "vlan_proto"); !ok {
+		return nil
+	}
+	if m, off, ok := check.FindMember(skb, "vlan_present"); ok && m.BitfieldSize == 1 {
+		return &vlanFields{presentBit: int(off)}
+	}
+	return &vlanFields{presentBit: -1}
+}
+
+// vlanTag turns the slots vlan (vlan_proto as read), vtci and vpre into
+// the vlan slot's value.
+func (g *gen) vlanTag(v *vlanFields) {
+	sl := *g.pkt
+	none := g.label("vlan_none")
+	if v == nil {
+		g.emit(zero8(sl.vlan)...)
+		return
+	}
+	if v.presentBit >= 0 {
+		g.emit(
+			asm.LoadMem(asm.R0, asm.RFP, sl.vpre, asm.DWord),
+			asm.RSh.Imm(asm.R0, int32(v.presentBit%8)),
+			asm.And.Imm(asm.R0, 1),
+			asm.JEq.Imm(asm.R0, 0, none),
+		)
+	}
+	done := g.label("vlan_done")
+	g.emit(
+		asm.LoadMem(asm.R0, asm.RFP, sl.vlan, asm.DWord),
+		asm.HostTo(asm.BE, asm.R0, asm.Half),
+		asm.LoadMem(asm.R1, asm.RFP, sl.vtci, asm.DWord),
+		asm.Mov.Reg(asm.R2, asm.R0),
+		asm.Or.Reg(asm.R2, asm.R1),
+		asm.JEq.Imm(asm.R2, 0, none),
+		asm.LSh.Imm(asm.R0, 16),
+		asm.Or.Reg(asm.R0, asm.R1),
+		asm.Mov.Imm(asm.R1, 1),
+		asm.LSh.Imm(asm.R1, 32),
+		asm.Or.Reg(asm.R0, asm.R1),
+		asm.StoreMem(asm.RFP, sl.vlan, asm.R0, asm.DWord),
+		asm.Ja.Label(done),
+	)
+	z := zero8(sl.vlan)
+	z[0] = z[0].WithSymbol(none)
+	g.emit(z...)
+	g.mark(done)
 }
 
 // pcapLoad pushes size bytes of the packet at the offset on the stack,
@@ -149,8 +233,33 @@ func (g *gen) pcapLoad(e *lang.CallExpr) error {
 		return err
 	}
 	sl := *g.pkt
-	real, done, zero := g.label("ld_real"), g.label("ld_done"), g.label("ld_zero")
+	real, done, zero, plain := g.label("ld_real"), g.label("ld_done"), g.label("ld_zero"), g.label("ld_plain")
 	g.vs.pop(asm.R2)
+	// An out-of-band VLAN tag is at bytes 12 to 15 of the frame the
+	// filter sees: later bytes are 4 further in the skb. A load across
+	// the tag's edges is past the packet's end.
+	g.emit(
+		asm.LoadMem(asm.R0, asm.RFP, sl.vlan, asm.DWord),
+		asm.JEq.Imm(asm.R0, 0, plain),
+		asm.JLT.Imm(asm.R2, 16, plain+"_tag"),
+		asm.Add.Imm(asm.R2, -4),
+		asm.Ja.Label(plain),
+		asm.Mov.Reg(asm.R1, asm.R2).WithSymbol(plain+"_tag"),
+		asm.Add.Imm(asm.R1, size),
+		asm.JLE.Imm(asm.R1, 12, plain),
+		asm.JLT.Imm(asm.R2, 12, g.pcapShort),
+		asm.JGT.Imm(asm.R1, 16, g.pcapShort),
+		asm.Mov.Imm(asm.R3, 16),
+		asm.Sub.Reg(asm.R3, asm.R1),
+		asm.LSh.Imm(asm.R3, 3),
+		asm.LSh.Imm(asm.R0, 32),
+		asm.RSh.Imm(asm.R0, 32),
+		asm.RSh.Reg(asm.R0, asm.R3),
+		asm.LoadImm(asm.R1, int64(uint64(1)<<(8*size)-1), asm.DWord),
+		asm.And.Reg(asm.R0, asm.R1),
+		asm.Ja.Label(done),
+	)
+	g.mark(plain)
 	g.emit(
 		asm.Mov.Reg(asm.R1, asm.R2),
 		asm.Add.Imm(asm.R1, size),
@@ -194,6 +303,13 @@ func (g *gen) pcapLen(e *lang.CallExpr) error {
 	if g.pkt == nil || g.pcapShort == "" {
 		return unsupported(e, e.Name+" outside a filter")
 	}
-	g.emit(asm.LoadMem(asm.R0, asm.RFP, g.pkt.flen, asm.DWord))
+	// 4 bytes more with an out-of-band VLAN tag.
+	g.emit(
+		asm.LoadMem(asm.R0, asm.RFP, g.pkt.flen, asm.DWord),
+		asm.LoadMem(asm.R1, asm.RFP, g.pkt.vlan, asm.DWord),
+		asm.RSh.Imm(asm.R1, 32),
+		asm.LSh.Imm(asm.R1, 2),
+		asm.Add.Reg(asm.R0, asm.R1),
+	)
 	return g.vs.push(asm.R0)
 }

@@ -129,10 +129,17 @@ func (pw *pcapngWriter) frame(rec []byte, where string) error {
 		return err
 	}
 	data := rec[codegen.CaptureHead : codegen.CaptureHead+caplen]
-	if synth := u(codegen.CaptureSynth); synth != 0 && caplen >= 14 {
-		// No link header yet: an Ethernet header of the packet's type.
+	if synth := u(codegen.CaptureSynth); synth&0x10000 != 0 && caplen >= 14 {
+		// No link header yet: an Ethernet header of the packet's type,
+		// after the VLAN tag where there is one.
 		clear(data[:12])
-		binary.BigEndian.PutUint16(data[12:], uint16(synth))
+		at := 12
+		if synth&codegen.CaptureTagged != 0 {
+			at = 16
+		}
+		if caplen >= at+2 {
+			binary.BigEndian.PutUint16(data[at:], uint16(synth))
+		}
 	}
 	ts := uint64(pw.boot.Add(time.Duration(u(codegen.PrintTime))).UnixNano())
 	b := pw.start(blockEPB)

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"net"
+	"os"
+	"os/exec"
+	goruntime "runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
+)
+
+// vlanPair tags what v1 sends with VLAN 10 and untags it at v2: tc
+// programs (tcx) that push and pop the tag as hardware-accelerated VLAN
+// devices do, the kernel keeping it out of band in skb->vlan_all on v1's
+// transmit and v2's receive. (A vlan subinterface does the same; not every
+// kernel has 8021q, and this one's tests must run on this machine.)
+func vlanPair(t *testing.T, n int) (ns1, ns2 string) {
+	ns1, ns2, _ = vethPair(t, n)
+	push := asm.Instructions{
+		asm.Mov.Imm(asm.R2, 0x0081), // htons(ETH_P_8021Q)
+		asm.Mov.Imm(asm.R3, 10),
+		asm.FnSkbVlanPush.Call(),
+		asm.Mov.Imm(asm.R0, 0),
+		asm.Return(),
+	}
+	pop := asm.Instructions{asm.FnSkbVlanPop.Call(), asm.Mov.Imm(asm.R0, 0), asm.Return()}
+	tcAttach(t, ns1, "v1", ebpf.AttachTCXEgress, push)
+	tcAttach(t, ns2, "v2", ebpf.AttachTCXIngress, pop)
+	return ns1, ns2
+}
+
+// tcAttach attaches a tc program to dev in the namespace ns for the
+// test's duration.
+func tcAttach(t *testing.T, ns, dev string, where ebpf.AttachType, insns asm.Instructions) {
+	t.Helper()
+	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.SchedCLS, License: "GPL", Instructions: insns})
+	if err != nil {
+		t.Fatalf("tc program: %v", err)
+	}
+	defer prog.Close()
+	goruntime.LockOSThread()
+	orig, err := os.Open("/proc/thread-self/ns/net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer orig.Close()
+	target, err := os.Open("/var/run/netns/" + ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer target.Close()
+	if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
+		t.Fatal(err)
+	}
+	iface, ierr := net.InterfaceByName(dev)
+	var l link.Link
+	if ierr == nil {
+		l, ierr = link.AttachTCX(link.TCXOptions{Interface: iface.Index, Program: prog, Attach: where})
+	}
+	if err := unix.Setns(int(orig.Fd()), unix.CLONE_NEWNET); err != nil {
+		// The thread stays locked: it ends with the test's goroutine.
+		t.Fatal(err)
+	}
+	goruntime.UnlockOSThread()
+	if ierr != nil {
+		t.Fatalf("tcx on %s in %s: %v", dev, ns, ierr)
+	}
+	t.Cleanup(func() { l.Close() })
+}
+
+// TestVlanOutOfBand sends datagrams tagged out of band between the
+// veths. `vlan 10` matches the hops that carry the tag as tcpdump on the
+// wire would (v1's transmit, v2's receive), `vlan 11` none, and
+// `... and not vlan` only the others; -w writes the tag after the MAC addresses, so that
+// tshark and tcpdump read VLAN 10 with the IP and UDP headers after it;
+// the vlan field says 10.
+func TestVlanOutOfBand(t *testing.T) {
+	ns1, _ := vlanPair(t, 14)
+	const sent, size = 2, 20
+	send := "ip netns exec " + ns1 + " " + sendCommand("10.200.14.2:4761", sent, size, 0)
+	file := t.TempDir() + "/vlan.pcapng"
+	code, _, errs := runCLI(t, "--filter", "vlan 10 and udp dst port 4761", "-w", file, "-c", send)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	rows := tsharkFields(t, file, nil, "frame.interface_name", "vlan.id", "ip.dst", "udp.dstport", "udp.payload", "frame.len", "frame.cap_len", "frame.comment")
+	hops := map[string]int{}
+	for _, r := range rows {
+		m := commentRE.FindStringSubmatch(r[7])
+		if m == nil {
+			t.Fatalf("comment %q", r[7])
+		}
+		hops[r[0]+" "+m[1]]++
+		n := strconv.Itoa(14 + 4 + 20 + 8 + size)
+		if want := []string{"10", "10.200.14.2", "4761", strings.Repeat("00", size), n, n}; strings.Join(r[1:7], " ") != strings.Join(want, " ") {
+			t.Errorf("frame on %s: %v, want %v (%s)", r[0], r[1:7], want, r[7])
+		}
+	}
+	if hops["v1 net_dev_start_xmit"] != sent || hops["v2 netif_receive_skb"] != sent || hops["v2 kfree_skb"] != 0 {
+		t.Errorf("vlan 10 frames by device and hop: %v", hops)
+	}
+	out, err := exec.Command("tcpdump", "-r", file, "-nn", "vlan 10 and udp dst port 4761").Output()
+	if n := strings.Count(string(out), "\n"); err != nil || n != len(rows) {
+		t.Errorf("tcpdump -r 'vlan 10 and ...' read %d frames of %d (%v):\n%s", n, len(rows), err, out)
+	}
+
+	code, _, errs = runCLI(t, "--filter", "udp dst port 4761 and not vlan", "-w", file, "-c", send)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	hops = map[string]int{}
+	for _, r := range tsharkFields(t, file, nil, "frame.comment", "vlan.id") {
+		hops[strings.Fields(r[0])[0]+"/"+r[1]]++
+	}
+	if hops["net_dev_start_xmit/"] != 0 || hops["netif_receive_skb/"] != 0 || hops["kfree_skb/"] != sent {
+		t.Errorf("not vlan frames by hop/VLAN: %v", hops)
+	}
+
+	code, printed, errs := runCLI(t, "-e", `tracepoint:net:net_dev_start_xmit /pcap("vlan 10 and udp dst port 4761")/ { printf("%s %d\n", dev, vlan) }
+tracepoint:net:net_dev_start_xmit /pcap("vlan 11 and udp dst port 4761")/ { printf("vlan 11 matched\n") }`, "-c", send)
+	if want := strings.Repeat("v1 10\n", sent); code != 0 || printed != want {
+		t.Errorf("exit %d, printed:\n%s\nwant:\n%s%s", code, printed, want, errs)
+	}
+}
