@@ -56,6 +56,11 @@ func (c *checker) assign(s *lang.AssignStmt) {
 	case *lang.VarExpr:
 		v := value()
 		if v.Kind == types.Invalid {
+			// The value's error is reported: the variable's later uses
+			// are not errors of their own ("used before it is assigned").
+			if _, exists := c.vars[t.Name]; !exists && s.Op == "=" {
+				c.vars[t.Name] = types.Bad
+			}
 			return
 		}
 		if !storable(v) {
@@ -63,6 +68,9 @@ func (c *checker) assign(s *lang.AssignStmt) {
 			return
 		}
 		old, exists := c.vars[t.Name]
+		if exists && old.Kind == types.Invalid {
+			return
+		}
 		if s.Op != "=" {
 			if !exists {
 				c.errorf(t, "assign it first: $"+t.Name+" = 0", "$%s is used before it is assigned", t.Name)
