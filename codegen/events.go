@@ -116,7 +116,7 @@ func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
 			return err
 		}
 		g.maps.eventMaps()
-		g.emit(asm.Mov.Imm(asm.R0, int32(ev.ID)), asm.StoreMem(asm.RFP, rec, asm.R0, asm.DWord))
+		g.emit(storeImm64(rec, int32(ev.ID)))
 		g.emit(asm.FnKtimeGetNs.Call(), asm.StoreMem(asm.RFP, rec+8, asm.R0, asm.DWord))
 		g.submit(rec, ev.Size)
 		g.out.Events = append(g.out.Events, ev)
@@ -149,7 +149,7 @@ func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
 			return err
 		}
 	} else {
-		g.emit(asm.Mov.Imm(asm.R0, int32(ev.ID)), asm.StoreMem(asm.RFP, rec, asm.R0, asm.DWord))
+		g.emit(storeImm64(rec, int32(ev.ID)))
 	}
 	for i, a := range args {
 		if err := g.into(a, rec+int16(ev.Args[i].Offset), ev.Args[i].Size); err != nil {
@@ -164,7 +164,7 @@ func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
 // printHead writes the head of a print (or capture) record at rec: the
 // event's id, the time, the CPU, the skb address and the function.
 func (g *gen) printHead(ev *Event, rec int16) error {
-	g.emit(asm.Mov.Imm(asm.R0, int32(ev.ID)), asm.StoreMem(asm.RFP, rec, asm.R0, asm.DWord))
+	g.emit(storeImm64(rec, int32(ev.ID)))
 	g.emit(asm.FnKtimeGetNs.Call(), asm.StoreMem(asm.RFP, rec+PrintTime, asm.R0, asm.DWord))
 	g.emit(asm.FnGetSmpProcessorId.Call(), asm.StoreMem(asm.RFP, rec+PrintCPU, asm.R0, asm.DWord))
 	g.emit(asm.Mov.Imm(asm.R0, 0))
@@ -237,7 +237,7 @@ func (g *gen) control(ev *Event) error {
 		return err
 	}
 	g.maps.eventMaps()
-	g.emit(asm.Mov.Imm(asm.R0, int32(ev.ID)), asm.StoreMem(asm.RFP, rec, asm.R0, asm.DWord))
+	g.emit(storeImm64(rec, int32(ev.ID)))
 	g.submit(rec, 8)
 	g.out.Events = append(g.out.Events, ev)
 	return nil

@@ -48,6 +48,24 @@ func (g *gen) fit(r asm.Register, t types.Type) {
 	if t.Kind != types.Int || t.Size >= 8 {
 		return
 	}
+	if !t.Signed {
+		if n := len(g.insns); n > 0 && loadsExactly(g.insns[n-1], r, t.Size) {
+			// A load of the type's size has already zero-extended it.
+			return
+		}
+		switch t.Size {
+		case 4:
+			// A 32-bit move zero-extends.
+			g.emit(asm.Mov.Reg32(r, r))
+			return
+		case 2:
+			g.emit(asm.And.Imm(r, 0xffff))
+			return
+		case 1:
+			g.emit(asm.And.Imm(r, 0xff))
+			return
+		}
+	}
 	shift := int32(64 - 8*t.Size)
 	g.emit(asm.LSh.Imm(r, shift))
 	if t.Signed {
@@ -515,4 +533,13 @@ func (g *gen) index(e *lang.IndexExpr) error {
 		return err
 	}
 	return g.readScalar(0, check.Member{}, t, false)
+}
+
+// loadsExactly reports whether ins loads size bytes from memory into r,
+// which leaves r zero-extended.
+func loadsExactly(ins asm.Instruction, r asm.Register, size int) bool {
+	if ins.OpCode.Class() != asm.LdXClass || ins.OpCode.Mode() != asm.MemMode || ins.Dst != r || ins.Symbol() != "" {
+		return false
+	}
+	return ins.OpCode.Size().Sizeof() == size
 }

@@ -56,8 +56,11 @@ func (f *frame) release(m int) { f.used = max(m, f.floor) }
 
 // zero8 zeroes the 8 bytes at off from R10 (asm.StoreImm has no DWord form).
 func zero8(off int16) []asm.Instruction {
-	return []asm.Instruction{
-		asm.StoreImm(asm.RFP, off, 0, asm.Word),
-		asm.StoreImm(asm.RFP, off+4, 0, asm.Word),
-	}
+	return []asm.Instruction{storeImm64(off, 0)}
+}
+
+// storeImm64 is `*(u64 *)(R10 + at) = n` (n sign-extended), which the
+// kernel has but asm.StoreImm does not build.
+func storeImm64(at int16, n int32) asm.Instruction {
+	return asm.Instruction{OpCode: asm.StoreImmOp(asm.DWord), Dst: asm.RFP, Offset: at, Constant: int64(n)}
 }

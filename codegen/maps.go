@@ -132,11 +132,12 @@ func (g *gen) assignMap(s *lang.AssignStmt, m *lang.MapExpr) error {
 	case *lang.CallExpr:
 		switch v.Name {
 		case "count":
-			g.emit(asm.Mov.Imm(asm.R0, 1))
-			if err := g.vs.push(asm.R0); err != nil {
+			key, val, err := g.keyAndValue(m)
+			if err != nil {
 				return err
 			}
-			add = true
+			g.addOrCreateImm(spec.Name, key, val, 1)
+			return nil
 		case "sum":
 			if err := g.expr(v.Args[0]); err != nil {
 				return err
@@ -244,6 +245,24 @@ func (g *gen) update(label, mapName string, key, val int16) {
 	)
 }
 
+// addOrCreateImm adds n to the element at R10+key, creating the element
+// with n (written to R10+val) when there is none: count() and hist()'s
+// buckets.
+func (g *gen) addOrCreateImm(mapName string, key, val int16, n int32) {
+	create, done := g.label("create"), g.label("added")
+	g.lookup(mapName, key)
+	g.emit(
+		asm.JEq.Imm(asm.R0, 0, create),
+		asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
+		asm.Add.Imm(asm.R1, n),
+		asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
+		asm.Ja.Label(done),
+		storeImm64(val, n).WithSymbol(create),
+	)
+	g.update("", mapName, key, val)
+	g.mark(done)
+}
+
 // addOrCreate adds the u64 at R10+val to the element at R10+key, creating
 // the element with that value when there is none.
 func (g *gen) addOrCreate(mapName string, key, val int16) {
@@ -269,7 +288,13 @@ func (g *gen) buildKey(m *lang.MapExpr) (int16, error) {
 	if err != nil {
 		return 0, err
 	}
-	g.zero(key, size)
+	if len(m.Keys) == 0 {
+		// A keyless map's key is a zero (a histogram's, its bucket,
+		// written after).
+		g.zero(key, size)
+	}
+	// Each part writes its whole slot (into zeroes what a value leaves
+	// unwritten), and a histogram's caller writes the bucket after.
 	for i, k := range m.Keys {
 		if err := g.into(k, key+int16(parts[i].Offset), parts[i].Size); err != nil {
 			return 0, err
@@ -324,7 +349,7 @@ func (g *gen) aggregate2(m *lang.MapExpr, spec *ebpf.MapSpec, fn string) error {
 			asm.StoreMem(asm.R0, 8, asm.R1, asm.DWord),
 			asm.Ja.Label(done),
 		)
-		g.emit(asm.Mov.Imm(asm.R1, 1).WithSymbol(create), asm.StoreMem(asm.RFP, val+8, asm.R1, asm.DWord))
+		g.emit(storeImm64(val+8, 1).WithSymbol(create))
 	default: // avg, stats: [count, sum]
 		g.emit(
 			asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
@@ -409,8 +434,7 @@ func (g *gen) histCount(m *lang.MapExpr, spec *ebpf.MapSpec) error {
 	if err != nil {
 		return err
 	}
-	g.emit(asm.Mov.Imm(asm.R1, 1), asm.StoreMem(asm.RFP, val, asm.R1, asm.DWord))
-	g.addOrCreate(spec.Name, key, val)
+	g.addOrCreateImm(spec.Name, key, val, 1)
 	return nil
 }
 

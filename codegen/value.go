@@ -5,6 +5,7 @@ import (
 
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/lang/types"
+	"github.com/skbtrace/skbtrace/stdlib"
 )
 
 // SlotSize is the bytes a value of type t takes in a record, a map key or
@@ -64,7 +65,9 @@ func (g *gen) into(e lang.Expr, at int16, size int) error {
 		g.emit(asm.StoreMem(asm.RFP, at, asm.R0, asm.DWord))
 		return nil
 	}
-	g.zero(at, size)
+	if !g.fillsSlot(e, size) {
+		g.zero(at, size)
+	}
 	switch x := lang.Unparen(e).(type) {
 	case *lang.VarExpr:
 		g.copyFrame(at, g.vars[x.Name], min(size, SlotSize(g.info.Types[x])))
@@ -142,4 +145,16 @@ func (g *gen) compareBlobs(e *lang.BinaryExpr) error {
 		return err
 	}
 	return g.blobEqual(a, b, n, e.Op)
+}
+
+// fillsSlot reports whether writing e's value writes every byte of a slot
+// of size bytes, so that into need not zero it first: comm, which
+// bpf_get_current_comm pads with zeros to the size it is given (16 at most).
+func (g *gen) fillsSlot(e lang.Expr, size int) bool {
+	id, ok := lang.Unparen(e).(*lang.Ident)
+	if !ok || size > 16 {
+		return false
+	}
+	f := g.info.Fields[id]
+	return f != nil && f.Name == "comm" && f.Src.Kind == stdlib.SrcContext
 }

@@ -11,6 +11,11 @@ type vstack struct {
 	g     *gen
 	depth int
 	slots []int16 // spill slot of entry i (for i >= len(vregs))
+	// moved is 1 + the index of the instruction a push last emitted to move
+	// its value into a register (0: none), and from the register movedFrom:
+	// a pop right after it takes the value from there instead.
+	moved     int
+	movedFrom asm.Register
 }
 
 var vregs = []asm.Register{asm.R6, asm.R7, asm.R8}
@@ -22,6 +27,7 @@ func (v *vstack) push(src asm.Register) error {
 	if i < len(vregs) {
 		if src != vregs[i] {
 			v.g.emit(asm.Mov.Reg(vregs[i], src))
+			v.moved, v.movedFrom = len(v.g.insns), src
 		}
 		return nil
 	}
@@ -49,6 +55,16 @@ func (v *vstack) pop(dst asm.Register) {
 	v.depth--
 	i := v.depth
 	if i < len(vregs) {
+		if n := len(v.g.insns); v.moved == n && n > 0 && v.g.insns[n-1].Symbol() == "" {
+			// Popped right after its push: nothing since has changed the
+			// register it came from, so the move into vregs[i] goes.
+			v.g.insns = v.g.insns[:n-1]
+			v.moved = 0
+			if dst != v.movedFrom {
+				v.g.emit(asm.Mov.Reg(dst, v.movedFrom))
+			}
+			return
+		}
 		if dst != vregs[i] {
 			v.g.emit(asm.Mov.Reg(dst, vregs[i]))
 		}
