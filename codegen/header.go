@@ -25,9 +25,9 @@ func skbOffset(skb *btf.Struct, name string) (int32, error) {
 // probe read clobbers R0-R5 and R6-R8 may hold the caller's values.
 type ipSlots struct {
 	head    int16 // skb->head
-	nh      int16 // offset of the network header from head
+	nh      int16 // the network header's address (while parsing, its offset from head)
 	version int16 // 4 or 6
-	l4      int16 // offset of the transport header from head
+	l4      int16 // the transport header's address
 	proto   int16 // the L4 protocol
 	tmp     int16
 }
@@ -103,13 +103,19 @@ func (g *gen) parseIP() error {
 		g.emit(asm.LoadMem(asm.R3, asm.RFP, sl.head, asm.DWord), asm.Add.Imm(asm.R3, headOff))
 		g.probeRead(sl.head, 8)
 	}
-	g.emit(asm.LoadMem(asm.R0, asm.RFP, sl.nh, asm.DWord), asm.JEq.Imm(asm.R0, 0xffff, none))
+	g.emit(
+		asm.LoadMem(asm.R0, asm.RFP, sl.nh, asm.DWord),
+		asm.JEq.Imm(asm.R0, 0xffff, none),
+		// From here on, addresses: each read adds only its offset.
+		asm.LoadMem(asm.R1, asm.RFP, sl.head, asm.DWord),
+		asm.Add.Reg(asm.R0, asm.R1),
+		asm.StoreMem(asm.RFP, sl.nh, asm.R0, asm.DWord),
+	)
 	// The first byte of the IP header: version and IHL.
-	g.emit(zero8(sl.tmp)...)
-	g.readAt(sl.tmp, sl.head, sl.nh, 0, 1)
+	g.readAt(sl.tmp, sl.nh, 0, 1)
 	v6, done := g.label("ipv6"), g.label("ip_done")
 	g.emit(
-		asm.LoadMem(asm.R0, asm.RFP, sl.tmp, asm.DWord),
+		asm.LoadMem(asm.R0, asm.RFP, sl.tmp, asm.Byte),
 		asm.Mov.Reg(asm.R1, asm.R0),
 		asm.RSh.Imm(asm.R1, 4),
 		asm.JEq.Imm(asm.R1, 6, v6),
@@ -122,7 +128,7 @@ func (g *gen) parseIP() error {
 		asm.Add.Reg(asm.R0, asm.R1),
 		asm.StoreMem(asm.RFP, sl.l4, asm.R0, asm.DWord),
 	)
-	g.readAt(sl.proto, sl.head, sl.nh, 9, 1)
+	g.readAt(sl.proto, sl.nh, 9, 1)
 	g.emit(asm.Ja.Label(done))
 	// IPv6: a fixed 40-byte header; next header is byte 6.
 	g.emit(
@@ -131,7 +137,7 @@ func (g *gen) parseIP() error {
 		asm.Add.Imm(asm.R0, 40),
 		asm.StoreMem(asm.RFP, sl.l4, asm.R0, asm.DWord),
 	)
-	g.readAt(sl.proto, sl.head, sl.nh, 6, 1)
+	g.readAt(sl.proto, sl.nh, 6, 1)
 	g.mark(done)
 	g.mark(none)
 	return nil
@@ -167,12 +173,21 @@ func (g *gen) header(f *stdlib.Field) error {
 			g.emit(asm.JEq.Imm(asm.R0, 6, ok), asm.JEq.Imm(asm.R0, 17, ok), asm.JEq.Imm(asm.R0, 132, ok), asm.Ja.Label(zero))
 			g.mark(ok)
 		}
-		g.emit(zero8(sl.tmp)...)
-		g.readAt(sl.tmp, sl.head, sl.l4, int32(f.Src.Off4), f.Src.Width)
-		g.emit(asm.LoadMem(asm.R0, asm.RFP, sl.tmp, asm.DWord))
+		// The read fills exactly the bytes loaded back (a failed read
+		// zeroes them).
+		load := sizeOf(f.Src.Width)
+		if load.Sizeof() != f.Src.Width {
+			g.emit(zero8(sl.tmp)...)
+			load = asm.DWord
+		}
+		g.readAt(sl.tmp, sl.l4, int32(f.Src.Off4), f.Src.Width)
+		g.emit(asm.LoadMem(asm.R0, asm.RFP, sl.tmp, load))
 		if f.Src.BigEndian && f.Src.Width > 1 {
+			// A byte swap of the width zero-extends it.
 			g.emit(asm.HostTo(asm.BE, asm.R0, sizeOf(f.Src.Width)))
-			g.fit(asm.R0, f.Type)
+			if f.Type.Size != f.Src.Width || f.Type.Signed {
+				g.fit(asm.R0, f.Type)
+			}
 		}
 		g.emit(asm.Ja.Label(done))
 	default:
@@ -198,34 +213,21 @@ func (g *gen) addrInto(f *stdlib.Field, at int16) error {
 	sl := *g.ip
 	v6 := g.label("addr6")
 	g.emit(asm.LoadMem(asm.R0, asm.RFP, sl.version, asm.DWord), asm.JEq.Imm(asm.R0, 6, v6), asm.JNE.Imm(asm.R0, 4, done))
-	g.emit(
-		asm.LoadMem(asm.R3, asm.RFP, sl.head, asm.DWord),
-		asm.LoadMem(asm.R1, asm.RFP, sl.nh, asm.DWord),
-		asm.Add.Reg(asm.R3, asm.R1),
-		asm.Add.Imm(asm.R3, int32(f.Src.Off4)),
-	)
-	g.probeRead(at, 4)
+	g.readAt(at, sl.nh, int32(f.Src.Off4), 4)
 	g.emit(asm.StoreImm(asm.RFP, at+16, 4, asm.Byte), asm.Ja.Label(done))
-	g.emit(
-		asm.LoadMem(asm.R3, asm.RFP, sl.head, asm.DWord).WithSymbol(v6),
-		asm.LoadMem(asm.R1, asm.RFP, sl.nh, asm.DWord),
-		asm.Add.Reg(asm.R3, asm.R1),
-		asm.Add.Imm(asm.R3, int32(f.Src.Off6)),
-	)
-	g.probeRead(at, 16)
+	g.mark(v6)
+	g.readAt(at, sl.nh, int32(f.Src.Off6), 16)
 	g.emit(asm.StoreImm(asm.RFP, at+16, 6, asm.Byte))
 	g.mark(done)
 	return nil
 }
 
-// readAt reads n bytes at *head + *base + off into the slot dst.
-func (g *gen) readAt(dst, head, base int16, off int32, n int) {
-	g.emit(
-		asm.LoadMem(asm.R3, asm.RFP, head, asm.DWord),
-		asm.LoadMem(asm.R1, asm.RFP, base, asm.DWord),
-		asm.Add.Reg(asm.R3, asm.R1),
-		asm.Add.Imm(asm.R3, off),
-	)
+// readAt reads n bytes at *base + off into the slot dst.
+func (g *gen) readAt(dst, base int16, off int32, n int) {
+	g.emit(asm.LoadMem(asm.R3, asm.RFP, base, asm.DWord))
+	if off != 0 {
+		g.emit(asm.Add.Imm(asm.R3, off))
+	}
 	g.probeRead(dst, n)
 }
 

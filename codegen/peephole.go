@@ -11,7 +11,8 @@ func isMarker(ins asm.Instruction) bool {
 // peephole removes what the generator's simple patterns leave behind: label
 // markers (their label moves to the next real instruction) and the second
 // of `mov a, b; mov b, a`, a value pushed to the register stack and popped
-// straight back. Jumps are retargeted; behaviour is unchanged.
+// straight back, and a load of the stack slot just stored (a move from the
+// stored register instead). Jumps are retargeted; behaviour is unchanged.
 func peephole(insns asm.Instructions) asm.Instructions {
 	alias := map[string]string{}
 	var pending []string
@@ -39,6 +40,13 @@ func peephole(insns asm.Instructions) asm.Instructions {
 		if n := len(out); n > 0 && ins.Symbol() == "" && isMovBack(out[n-1], ins) {
 			continue
 		}
+		if n := len(out); n > 0 && ins.Symbol() == "" && isReload(out[n-1], ins) {
+			// The value is still in the register it was stored from.
+			if ins.Dst == out[n-1].Src {
+				continue
+			}
+			ins = asm.Mov.Reg(ins.Dst, out[n-1].Src)
+		}
 		out = append(out, ins)
 	}
 	for _, p := range pending {
@@ -59,4 +67,12 @@ func peephole(insns asm.Instructions) asm.Instructions {
 func isMovBack(a, b asm.Instruction) bool {
 	mov := asm.Mov.Reg(asm.R0, asm.R1).OpCode
 	return a.OpCode == mov && b.OpCode == mov && a.Dst == b.Src && a.Src == b.Dst
+}
+
+// isReload reports whether b loads, at the same size, the stack slot that a
+// has just stored a register into.
+func isReload(a, b asm.Instruction) bool {
+	return a.OpCode.Class() == asm.StXClass && a.OpCode.Mode() == asm.MemMode && a.Dst == asm.RFP &&
+		b.OpCode.Class() == asm.LdXClass && b.OpCode.Mode() == asm.MemMode && b.Src == asm.RFP &&
+		a.Offset == b.Offset && a.OpCode.Size() == asm.DWord && b.OpCode.Size() == asm.DWord
 }

@@ -39,3 +39,30 @@ func TestPeepholeMovesLabelsAndDropsMoveBacks(t *testing.T) {
 type discardW struct{}
 
 func (discardW) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestPeepholeForwardsStores checks that a load of the slot just stored
+// becomes a move from the stored register, or nothing when that register is
+// the destination, and that a labelled load (another path reaches it) stays.
+func TestPeepholeForwardsStores(t *testing.T) {
+	in := asm.Instructions{
+		asm.StoreMem(asm.RFP, -16, asm.R0, asm.DWord),
+		asm.LoadMem(asm.R3, asm.RFP, -16, asm.DWord),
+		asm.StoreMem(asm.RFP, -8, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, asm.RFP, -8, asm.DWord),
+		asm.StoreMem(asm.RFP, -8, asm.R2, asm.DWord),
+		asm.LoadMem(asm.R4, asm.RFP, -8, asm.DWord).WithSymbol("l"),
+		asm.StoreMem(asm.RFP, -8, asm.R2, asm.Word),
+		asm.LoadMem(asm.R4, asm.RFP, -8, asm.Word),
+		asm.Return(),
+	}
+	out := peephole(in)
+	want := asm.Instructions{in[0], asm.Mov.Reg(asm.R3, asm.R0), in[2], in[4], in[5], in[6], in[7], in[8]}
+	if len(out) != len(want) {
+		t.Fatalf("got %d instructions, want %d:\n%v", len(out), len(want), out)
+	}
+	for i := range want {
+		if out[i].OpCode != want[i].OpCode || out[i].Dst != want[i].Dst || out[i].Src != want[i].Src || out[i].Offset != want[i].Offset {
+			t.Errorf("instruction %d is %v, want %v", i, out[i], want[i])
+		}
+	}
+}
