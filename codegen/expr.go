@@ -152,6 +152,8 @@ func (g *gen) expr(e lang.Expr) error {
 			return g.pcapLoad(e)
 		case pcapfilter.LenFunc:
 			return g.pcapLen(e)
+		case pcapfilter.DirFunc:
+			return g.pcapOutbound(e)
 		case "ntohs", "ntohl", "bswap":
 			if err := g.expr(e.Args[0]); err != nil {
 				return err

@@ -313,3 +313,44 @@ func (g *gen) pcapLen(e *lang.CallExpr) error {
 	)
 	return g.vs.push(asm.R0)
 }
+
+// pcapOutbound pushes 1 where the packet's link header is not set yet, or
+// is in its data (data <= head + mac_header): it is being sent; 0 where a
+// receiver has pulled it.
+func (g *gen) pcapOutbound(e *lang.CallExpr) error {
+	if g.pkt == nil || g.pcapShort == "" {
+		return unsupported(e, e.Name+" outside a filter")
+	}
+	sl := *g.pkt
+	done := g.label("dir_done")
+	if err := g.skbPtrOr(g.pcapShort); err != nil {
+		return err
+	}
+	g.vs.pop(asm.R0)
+	data, err := skbOffset(g.info.SkbType, "data")
+	if err != nil {
+		return err
+	}
+	head, err := skbOffset(g.info.SkbType, "head")
+	if err != nil {
+		return err
+	}
+	g.emit(asm.StoreMem(asm.RFP, sl.tmp, asm.R0, asm.DWord), asm.Mov.Reg(asm.R3, asm.R0), asm.Add.Imm(asm.R3, data))
+	g.emit(zero8(sl.vtci)...)
+	g.probeRead(sl.vtci, 8)
+	g.emit(asm.LoadMem(asm.R3, asm.RFP, sl.tmp, asm.DWord), asm.Add.Imm(asm.R3, head))
+	g.emit(zero8(sl.tmp)...)
+	g.probeRead(sl.tmp, 8)
+	g.emit(
+		asm.Mov.Imm(asm.R0, 1),
+		asm.LoadMem(asm.R1, asm.RFP, sl.mac, asm.DWord),
+		asm.JEq.Imm(asm.R1, 0xffff, done),
+		asm.LoadMem(asm.R2, asm.RFP, sl.tmp, asm.DWord),
+		asm.Add.Reg(asm.R2, asm.R1),
+		asm.LoadMem(asm.R3, asm.RFP, sl.vtci, asm.DWord),
+		asm.JLE.Reg(asm.R3, asm.R2, done),
+		asm.Mov.Imm(asm.R0, 0),
+	)
+	g.mark(done)
+	return g.vs.push(asm.R0)
+}

@@ -6,7 +6,7 @@ import (
 )
 
 // pcapFuncs are tcpdump's filter, as a function of a predicate, and the
-// two internal functions a compiled filter calls (their names cannot be
+// internal functions a compiled filter calls (their names cannot be
 // written in a script).
 var pcapFuncs = []*Func{
 	{Name: "pcap", Sig: `pcap("filter")`, Doc: "true when the packet matches a tcpdump filter (pcap-filter(7))", Needs: NeedSkb,
@@ -20,5 +20,7 @@ var pcapFuncs = []*Func{
 	{Name: pcapfilter.LoadFunc, Sig: "pcap.load(offset, size)", Doc: "bytes of the packet from its link header", Needs: NeedSkb, Internal: true,
 		Infer: func(c Call) types.Type { return types.U32 }},
 	{Name: pcapfilter.LenFunc, Sig: "pcap.len()", Doc: "the packet's length from its link header", Needs: NeedSkb, Internal: true,
+		Infer: func(c Call) types.Type { return types.U32 }},
+	{Name: pcapfilter.DirFunc, Sig: "pcap.outbound()", Doc: "whether the packet's link header is yet to be built or pulled: it is being sent", Needs: NeedSkb, Internal: true,
 		Infer: func(c Call) types.Type { return types.U32 }},
 }

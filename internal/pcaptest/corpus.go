@@ -27,6 +27,8 @@ var Corpus = []string{
 	"ip[2:2] - ((ip[0] & 0xf) << 2) > 50", "tcp[(tcp[12] >> 4) * 4] = 0x75",
 	"ether host 02:00:00:00:00:01", "ether dst ff:ff:ff:ff:ff:ff", "ether src 02:00:00:00:00:02",
 	"broadcast", "multicast", "ether multicast", "ip multicast", "ip6 multicast",
+	"ether broadcast", "ip broadcast", "ip broadcast or arp", "udp and not ip broadcast", "ether broadcast and not ip broadcast",
+	"ether multicast and not ether broadcast",
 	"(tcp or udp) and not port 22", "tcp and (port 80 or port 443)", "!tcp && !udp",
 	"host 10.0.0.1 && (udp || icmp)", "not (ip or ip6)", "tcp or udp and port 53",
 	"host 10.0.0.1 and port 80 or arp", "host 10.0.0.1 and (10.0.0.2 or 10.1.2.3)",

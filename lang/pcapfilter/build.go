@@ -12,6 +12,11 @@ const (
 	LoadFunc = "pcap.load"
 	// LenFunc is `pcap.len()`: the packet's length from its link header.
 	LenFunc = "pcap.len"
+	// DirFunc is `pcap.outbound()`: whether the skb's link header is not
+	// built yet (a packet of this host on its way out) or not pulled (in
+	// the data: being sent); a received packet has had it pulled by
+	// eth_type_trans. libpcap reads the direction from its socket.
+	DirFunc = "pcap.outbound"
 )
 
 // The Ethernet types and IP protocols the primitives test.

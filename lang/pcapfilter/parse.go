@@ -298,7 +298,21 @@ func (p *parser) term(inh qual) (lang.Expr, qual) {
 		return p.primitive()
 	case t.kind == tokWord && !isKeyword(t.text):
 		p.fail(t, "name what it is: host "+t.text+", net "+t.text+", port "+t.text+"...", "%q needs a qualifier before it", t.text)
-	case isWord(t, "gateway", "protochain"):
+	case isWord(t, "inbound", "outbound"):
+		p.next()
+		p.b.at = p.b.spanOf(t.off, t.end)
+		return p.b.direction(t.text == "outbound"), qual{}
+	case isWord(t, "ifname", "on"):
+		p.next()
+		n := p.next()
+		if n.kind != tokWord || isKeyword(n.text) || len(n.text) > 15 {
+			p.fail(n, "e.g. ifname eth0", "%s takes an interface name, got %s", t.text, describe(n))
+		}
+		p.b.at = p.b.spanOf(t.off, n.end)
+		return p.b.ifname(n.text), qual{}
+	case isWord(t, "gateway"):
+		p.fail(t, "use ether host MAC and not host IP", "gateway is out of scope: it needs the host name's Ethernet address from /etc/ethers")
+	case isWord(t, "protochain"):
 		p.fail(t, "", "%s is not supported", t.text)
 	}
 	p.fail(t, "", "unexpected %s: expected a primitive such as host, port or tcp", describe(t))

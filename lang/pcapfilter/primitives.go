@@ -218,7 +218,10 @@ func (b *builder) cast(proto, which string) (lang.Expr, error) {
 	case proto == "ip6" && which == "multicast":
 		return b.and(b.etherType(etherIPv6), b.eq(b.ld(b.nl()+24, 1), 255)), nil
 	case proto == "ip" && which == "broadcast":
-		return nil, errorf("ip broadcast needs the capture's netmask, which a trace has not")
+		// As tcpdump -r, whose netmask is 0: the all-zeros and all-ones
+		// destinations (a trace has no capture interface's netmask).
+		dst := func() lang.Expr { return b.ld(b.nl()+16, 4) }
+		return b.and(b.etherType(etherIP), b.or(b.eq(dst(), 0), b.eq(dst(), 0xffffffff))), nil
 	}
 	return nil, errorf("%s %s is not supported", proto, which)
 }
@@ -238,4 +241,23 @@ func kindName(k string) string {
 		return "host"
 	}
 	return k
+}
+
+// packetOutgoing is PACKET_OUTGOING, skb->pkt_type of a packet sent.
+const packetOutgoing = 4
+
+// direction is `inbound` or `outbound`: whether the packet is received or
+// sent at this hop: pkt_type says so, or, as it mostly does not (a packet
+// being sent is PACKET_HOST but in the copy taps get), DirFunc.
+func (b *builder) direction(out bool) lang.Expr {
+	x := b.or(b.eq(&lang.Ident{At: b.at, Name: "pkt_type"}, packetOutgoing), &lang.CallExpr{At: b.at, Name: DirFunc, NameSpan: b.at})
+	if out {
+		return x
+	}
+	return b.not(x)
+}
+
+// ifname is `ifname NAME` (or `on NAME`): the skb's device is NAME.
+func (b *builder) ifname(name string) lang.Expr {
+	return b.bin("==", &lang.Ident{At: b.at, Name: "dev"}, &lang.StrLit{At: b.at, Value: name})
 }
