@@ -50,6 +50,8 @@ if [ "$accel" = auto ]; then
 	accel=tcg
 	# KVM where it works; a nested host may offer /dev/kvm and fail at the first vCPU.
 	[ -r /dev/kvm ] && [ -w /dev/kvm ] && accel=kvm
+	# ... and one that hung once is not tried again until the host reboots.
+	[ "$(cat "$VMCACHE/kvm-hangs" 2>/dev/null)" = "$(cat /proc/sys/kernel/random/boot_id)" ] && accel=tcg
 fi
 
 # boot KV: one VM on kernel KV running /vm/main.sh; its output streams here and
@@ -113,6 +115,7 @@ for kv in "${kvs[@]}"; do
 	if [ "$accel" = kvm ] && ! grep -q VM-BOOTED "$run/out-$kv.txt"; then
 		echo "run.sh: KVM does not work here ($(tail -n 1 "$run/qemu-$kv.err")); TCG from now on"
 		accel=tcg
+		cat /proc/sys/kernel/random/boot_id >"$VMCACHE/kvm-hangs"
 		boot "$kv"
 	fi
 	secs=$(($(date +%s) - t0))
