@@ -136,6 +136,7 @@ func main() {
 	out := flag.String("o", "", "write the Markdown here (default stdout)")
 	compile := flag.String("compile", "", "a file with `go test -bench` output for the compile table")
 	commit := flag.String("commit", "unknown", "the commit measured")
+	only := flag.String("only", "", "run only this section: overhead (the sender's rate traced, -w's cost included)")
 	flag.Parse()
 	var w io.Writer = os.Stdout
 	if *out != "" {
@@ -158,6 +159,10 @@ func main() {
 	fmt.Fprintf(w, "Measured %s at commit %s on Linux %s, %d CPUs, %s; bpftrace: %s.\n",
 		time.Now().UTC().Format("2006-01-02"), *commit, utsString(uts.Release[:]), runtime.NumCPU(), cpuModel(), bpfVersion)
 	fmt.Fprintf(w, "Rerun with `make bench` (as root). Every figure below comes from that one run.\n\n")
+	if *only == "overhead" {
+		overhead(w, *skbtrace, *bpftrace, *flood, *packets, haveBpftrace)
+		return
+	}
 
 	if *compile != "" {
 		b, err := os.ReadFile(*compile)
@@ -200,39 +205,60 @@ func main() {
 	throughput(w, *skbtrace, *bpftrace, *flood, *packets, haveBpftrace)
 	sizes(w, *skbtrace, *bpftrace, haveBpftrace)
 
-	// Overhead: the sender's own rate, untraced and traced.
-	fmt.Fprintf(w, "## Overhead: a loopback UDP sender's rate (%d packets, median of 3)\n\n", *packets)
+	overhead(w, *skbtrace, *bpftrace, *flood, *packets, haveBpftrace)
+}
+
+// overhead is the sender's own rate, untraced and traced: small datagrams
+// with a count and with -w at both snap lengths, then datagrams large
+// enough that the kernel builds them paged, where -w's whole packet copies
+// the fragments.
+func overhead(w io.Writer, skbtrace, bpftrace, flood string, packets int, haveBpftrace bool) {
+	fmt.Fprintf(w, "## Overhead: a loopback UDP sender's rate (%d packets, median of 3)\n\n", packets)
 	fmt.Fprintf(w, "| tracing | packets/s | cost per packet | tracer peak RSS |\n|---|---|---|---|\n")
-	port := closedPort()
-	send := []string{"-n", strconv.Itoa(*packets), "-port", strconv.Itoa(port)}
-	base, err := median(3, func() (result, error) { return measure(*flood, send...) })
-	if err != nil {
-		fail(err)
-	}
-	basePPS := pps(base.stdout)
-	fmt.Fprintf(w, "| none | %.0f | - | - |\n", basePPS)
-	sendCmd := *flood + " " + strings.Join(send, " ")
-	row := func(name string, run func() (result, error)) {
-		r, err := median(3, run)
+	table := func(size, packets int, rows func(row func(name string, args ...string))) {
+		port := closedPort()
+		send := []string{"-n", strconv.Itoa(packets), "-port", strconv.Itoa(port), "-size", strconv.Itoa(size)}
+		base, err := median(3, func() (result, error) { return measure(flood, send...) })
 		if err != nil {
 			fail(err)
 		}
-		p := pps(r.stdout + r.stderr)
-		cost := time.Duration(float64(time.Second)/p - float64(time.Second)/basePPS)
-		fmt.Fprintf(w, "| %s | %.0f | %v | %d MiB |\n", name, p, cost.Round(10*time.Nanosecond), r.rssKB>>10)
-	}
-	row("skbtrace `@[reason] = count()` on kfree_skb", func() (result, error) {
-		return measure(*skbtrace, "-c", sendCmd, "-e", `tracepoint:skb:kfree_skb { @[reason] = count() }`)
-	})
-	// -w at the default snap length: a pcapng frame of every drop.
-	row("skbtrace `-w /dev/null` (snaplen 256) on kfree_skb", func() (result, error) {
-		return measure(*skbtrace, "-c", sendCmd, "-w", "/dev/null", "-e", `tracepoint:skb:kfree_skb { }`)
-	})
-	if haveBpftrace {
-		row("bpftrace `@[args->reason] = count()` on kfree_skb", func() (result, error) {
-			return measure(*bpftrace, "-c", sendCmd, "-e", `tracepoint:skb:kfree_skb { @[args->reason] = count(); }`)
+		basePPS := pps(base.stdout)
+		fmt.Fprintf(w, "| none | %.0f | - | - |\n", basePPS)
+		sendCmd := flood + " " + strings.Join(send, " ")
+		rows(func(name string, args ...string) {
+			tool := skbtrace
+			if strings.HasPrefix(name, "bpftrace") {
+				tool = bpftrace
+			}
+			r, err := median(3, func() (result, error) { return measure(tool, append([]string{"-c", sendCmd}, args...)...) })
+			if err != nil {
+				fail(err)
+			}
+			p := pps(r.stdout + r.stderr)
+			cost := time.Duration(float64(time.Second)/p - float64(time.Second)/basePPS)
+			if lost := lostCount(r.stderr, `skbtrace: (\d+) events lost`); lost > 0 {
+				name += fmt.Sprintf(" (%d events lost)", lost)
+			}
+			fmt.Fprintf(w, "| %s | %.0f | %v | %d MiB |\n", name, p, cost.Round(10*time.Nanosecond), r.rssKB>>10)
 		})
 	}
+	table(5, packets, func(row func(string, ...string)) {
+		row("skbtrace `@[reason] = count()` on kfree_skb", "-e", `tracepoint:skb:kfree_skb { @[reason] = count() }`)
+		// -w: a pcapng frame of every drop.
+		row("skbtrace `-w /dev/null` (snaplen 256) on kfree_skb", "-w", "/dev/null", "-e", `tracepoint:skb:kfree_skb { }`)
+		row("skbtrace `-w /dev/null --snaplen 0` on kfree_skb", "-w", "/dev/null", "--snaplen", "0", "-e", `tracepoint:skb:kfree_skb { }`)
+		if haveBpftrace {
+			row("bpftrace `@[args->reason] = count()` on kfree_skb", "-e", `tracepoint:skb:kfree_skb { @[args->reason] = count(); }`)
+		}
+	})
+	fmt.Fprintf(w, "\nWith 32,000-byte datagrams (%d), which the kernel builds paged (a linear head, the payload in page fragments):\n\n", packets/10)
+	fmt.Fprintf(w, "| tracing | packets/s | cost per packet | tracer peak RSS |\n|---|---|---|---|\n")
+	table(32000, packets/10, func(row func(string, ...string)) {
+		row("skbtrace `-w /dev/null` (snaplen 256) on kfree_skb", "-w", "/dev/null", "-e", `tracepoint:skb:kfree_skb { }`)
+		row("skbtrace `-w /dev/null --snaplen 0` on kfree_skb", "-w", "/dev/null", "--snaplen", "0", "-e", `tracepoint:skb:kfree_skb { }`)
+		// Whole 32 KB frames outrun the default 4 MiB ring buffer.
+		row("skbtrace `-w /dev/null --snaplen 0 --buffer-size 64M` on kfree_skb", "-w", "/dev/null", "--snaplen", "0", "--buffer-size", "64M", "-e", `tracepoint:skb:kfree_skb { }`)
+	})
 	fmt.Fprintln(w)
 }
 
