@@ -130,6 +130,7 @@ var fmtNames = map[types.Fmt]string{
 	types.FmtKsym: "a kernel symbol", types.FmtTime: "a time", types.FmtTCPState: "a TCP state",
 	types.FmtEtherType: "an ethertype", types.FmtIPProto: "an IP protocol", types.FmtTCPFlags: "TCP flags",
 	types.FmtPktType: "a packet type", types.FmtErrno: "an errno", types.FmtHex: "hex",
+	types.FmtMAC: "a MAC address",
 }
 
 // describeInt names a type, saying how an integer prints where it prints

@@ -166,6 +166,10 @@ func (g *gen) expr(e lang.Expr) error {
 			return g.vs.push(asm.R0)
 		case "kstack":
 			return g.context(&lang.Ident{At: e.At, Name: "kstack"}, stdlib.LookupField("kstack"))
+		case "macaddr":
+			return g.macaddr(e)
+		case "strncmp":
+			return g.strncmp(e)
 		}
 		return unsupported(e, e.Name+"()")
 	}

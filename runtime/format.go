@@ -160,6 +160,16 @@ func (f *formatter) appendInt(dst []byte, v uint64, t types.Type) []byte {
 		return strconv.AppendUint(append(dst, "0x"...), v, 16)
 	case types.FmtBool:
 		return strconv.AppendBool(dst, v != 0)
+	case types.FmtMAC:
+		const digits = "0123456789abcdef"
+		for i := 0; i < 6; i++ {
+			if i > 0 {
+				dst = append(dst, ':')
+			}
+			b := byte(v >> (8 * i))
+			dst = append(dst, digits[b>>4], digits[b&0xf])
+		}
+		return dst
 	case types.FmtKsym:
 		return append(dst, f.ksyms.name(v)...)
 	case types.FmtTime:

@@ -225,6 +225,27 @@ var Funcs = []*Func{
 	}},
 	swap("ntohs", types.U16),
 	swap("ntohl", types.U32),
+	{Name: "macaddr", Sig: "macaddr(address)", Doc: "a MAC address: the 6 bytes an array member holds (eth->h_source, skb->dev->dev_addr) or a pointer points at, printed as 52:54:00:12:34:56", Infer: func(c Call) types.Type {
+		if arity(c, "macaddr(address)", 1, 1) {
+			if t := c.Arg(0); !t.IsScalar() && t.Kind != types.String && t.Kind != types.Invalid {
+				c.Errorf(0, "e.g. macaddr(skb->dev->dev_addr)", "macaddr needs a pointer or a byte array, got %s", t)
+			}
+		}
+		return types.Type{Kind: types.Int, Size: 8, Fmt: types.FmtMAC}
+	}},
+	{Name: "strncmp", Sig: "strncmp(a, b, n)", Doc: "0 where the strings a and b agree in their first n bytes (up to a NUL), else 1 (bpftrace's strncmp)", Infer: func(c Call) types.Type {
+		if arity(c, "strncmp(a, b, n)", 3, 3) {
+			for i := 0; i < 2; i++ {
+				if t := c.Arg(i); t.Kind != types.String && t.Kind != types.Invalid {
+					c.Errorf(i, `e.g. strncmp(comm, "ssh", 3) == 0`, "strncmp compares strings, got %s", t)
+				}
+			}
+			if v, ok := c.ConstInt(2); !ok || v < 1 || v > 256 {
+				c.Errorf(2, "", "strncmp's length must be a constant from 1 to 256")
+			}
+		}
+		return types.U64
+	}},
 	{Name: "hex", Sig: "hex(value)", Doc: "prints an integer in hexadecimal", Infer: func(c Call) types.Type {
 		if arity(c, "hex(value)", 1, 1) && intArg(c, 0, "hex") {
 			t := c.Arg(0)

@@ -51,6 +51,7 @@ const (
 	FmtCtState       // a conntrack state: new, established, related, invalid, untracked
 	FmtNfHook        // a netfilter hook: prerouting, input, forward, output, postrouting
 	FmtDropWhy       // a drop reason (BTF is the enum), printed as a sentence
+	FmtMAC           // 6 bytes as they sit in memory, printed as 52:54:00:12:34:56
 )
 
 // AggKind is the aggregation a map holds.

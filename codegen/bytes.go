@@ -1,0 +1,70 @@
+package codegen
+
+import (
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/skbtrace/skbtrace/lang"
+)
+
+// macaddr pushes the 6 bytes at a pointer, or in an array member, as the
+// low bytes of an integer (memory order), which prints as a MAC address.
+func (g *gen) macaddr(c *lang.CallExpr) error {
+	arg := c.Args[0]
+	if g.info.Types[arg].IsScalar() {
+		if err := g.expr(arg); err != nil {
+			return err
+		}
+		g.vs.pop(asm.R3)
+	} else if err := g.memberAddr(arg, "macaddr of this value; pass a pointer or a byte array member such as skb->dev->dev_addr", asm.R3); err != nil {
+		return err
+	}
+	slot, err := g.readScratch()
+	if err != nil {
+		return err
+	}
+	g.emit(zero8(slot)...)
+	g.probeRead(slot, 6)
+	g.emit(asm.LoadMem(asm.R0, asm.RFP, slot, asm.DWord))
+	return g.vs.push(asm.R0)
+}
+
+// strncmp pushes 0 where two strings agree in their first n bytes, else 1.
+// Both are written to zeroed slots, so bytes past a NUL are zeros in both
+// and comparing bytes is comparing C strings.
+func (g *gen) strncmp(c *lang.CallExpr) error {
+	n := int(g.info.Consts[c.Args[2]].Int)
+	size := max(SlotSize(g.info.Types[c.Args[0]]), SlotSize(g.info.Types[c.Args[1]]), (n+7)&^7)
+	a, err := g.frame.alloc(size)
+	if err != nil {
+		return err
+	}
+	b, err := g.frame.alloc(size)
+	if err != nil {
+		return err
+	}
+	for i, at := range []int16{a, b} {
+		if err := g.into(c.Args[i], at, size); err != nil {
+			return err
+		}
+	}
+	differ, done := g.label("strncmp_ne"), g.label("strncmp")
+	for off := 0; off < n; off += 8 {
+		g.emit(
+			asm.LoadMem(asm.R0, asm.RFP, a+int16(off), asm.DWord),
+			asm.LoadMem(asm.R1, asm.RFP, b+int16(off), asm.DWord),
+		)
+		if k := n - off; k < 8 {
+			// Only the first k bytes count: the low ones, in memory order.
+			g.emit(
+				asm.LoadImm(asm.R2, int64(uint64(1)<<(8*k)-1), asm.DWord),
+				asm.And.Reg(asm.R0, asm.R2),
+				asm.And.Reg(asm.R1, asm.R2),
+			)
+		}
+		g.emit(asm.JNE.Reg(asm.R0, asm.R1, differ))
+	}
+	g.emit(asm.Mov.Imm(asm.R0, 0), asm.Ja.Label(done))
+	g.emit(asm.Mov.Imm(asm.R0, 1).WithSymbol(differ))
+	g.mark(done)
+	return g.vs.push(asm.R0)
+}
