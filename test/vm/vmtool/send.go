@@ -62,8 +62,11 @@ func send(args []string) int {
 		}
 		c, err := d.Dial(network, addr)
 		if err != nil {
-			// A TCP connect to a closed port is refused: that is the traffic some cases want.
-			if !*tcp || !errors.Is(err, syscall.ECONNREFUSED) {
+			// A TCP connect to a closed port is refused, one to an address
+			// that does not answer times out: that is the traffic some
+			// cases want. Anything else (a port still in use) is a failure.
+			var ne net.Error
+			if !*tcp || !(errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &ne) && ne.Timeout()) {
 				fmt.Fprintf(os.Stderr, "vmtool send: %s %s: %v\n", network, addr, err)
 				failed++
 			}
