@@ -191,7 +191,13 @@ func (c *checker) useField(e *lang.Ident, f *stdlib.Field) types.Type {
 		}
 		return types.Bad
 	case f.Needs&stdlib.NeedRetval != 0 && c.ctx.Retval.Kind == types.Invalid:
-		c.ctxErrorf(e, "retval is known in kretprobe and fexit probes", "no return value in this probe")
+		c.ctxErrorf(e, "retval is known in kretprobe, fexit and skbret probes", "no return value in this probe")
+		return types.Bad
+	case f.Needs&stdlib.NeedRetval != 0 && c.ctx.Retval.Kind == types.Void:
+		c.ctxErrorf(e, "the functions this probe matches return nothing (void); match others, or use duration", "no return value in this probe")
+		return types.Bad
+	case f.Needs&stdlib.NeedEntry != 0 && !c.ctx.Entry:
+		c.ctxErrorf(e, "duration is the time from a function's entry to its return: use it in skbret:GLOB, the return side of skb:GLOB", "no function entry in this probe")
 		return types.Bad
 	case f.Needs&stdlib.NeedReason != 0 && !c.ctx.Reason:
 		c.ctxErrorf(e, "use it on tracepoint:skb:kfree_skb, or on a function with an enum skb_drop_reason argument", "no drop reason in this probe")

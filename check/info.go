@@ -100,6 +100,9 @@ type ProbeInfo struct {
 	// Reason is set where a drop reason is known.
 	Reason bool
 	Func   bool
+	// Entry is set on skbret: probes, whose function's entry was seen:
+	// duration is known.
+	Entry bool
 	// Retval is the return type on return probes, Invalid elsewhere.
 	Retval types.Type
 	// RetvalDiffers, where the specs of a list do not return one type, is

@@ -15,7 +15,7 @@ import (
 // probeContext works out what each spec of a probe provides and intersects
 // them: a field is usable in a probe only if every one of its specs has it.
 func (c *checker) probeContext(p *lang.Probe) *ProbeInfo {
-	pi := &ProbeInfo{Skb: true, Reason: true, Func: true, Retval: types.Bad}
+	pi := &ProbeInfo{Skb: true, Reason: true, Func: true, Entry: true, Retval: types.Bad}
 	use := scanArgs(p)
 	first := types.Bad // the first spec's return type
 	for i, s := range p.Specs {
@@ -41,12 +41,17 @@ func (c *checker) probeContext(p *lang.Probe) *ProbeInfo {
 		pi.Skb = pi.Skb && skb
 		pi.Reason = pi.Reason && reason
 		pi.Func = pi.Func && fn
+		pi.Entry = pi.Entry && si.Spec.Kind == lang.ProbeSkbRet
 		if i == 0 || len(pi.Specs) == 1 {
 			pi.Retval, first = retval, retval
 			pi.Params, pi.NoArgs = si.Params, noArgs
 			continue
 		}
-		if retval.Kind != first.Kind || retval.Size != first.Size || retval.Signed != first.Signed {
+		if s.Kind == lang.ProbeSkbRet && p.Specs[0].Kind == lang.ProbeSkbRet {
+			// skbret: lists mix return types by design: retval is their
+			// common type, or each function's (MixedRetval).
+			pi.Retval = commonRetval(pi.Retval, retval)
+		} else if retval.Kind != first.Kind || retval.Size != first.Size || retval.Signed != first.Signed {
 			if pi.RetvalDiffers == nil && (first.Kind != types.Invalid || retval.Kind != types.Invalid) {
 				pi.RetvalDiffers = s
 				pi.RetvalWhy = fmt.Sprintf("%s %s, %s %s", p.Specs[0].Text, c.returns(pi.Specs[0]), s.Text, c.returns(si))
@@ -78,6 +83,8 @@ func (c *checker) provides(si *SpecInfo) (skb, reason, fn bool, retval types.Typ
 	switch si.Spec.Kind {
 	case lang.ProbeSkb:
 		return true, true, true, retval, "skb:" + si.Spec.Target + " matches many functions with different arguments; use kprobe:FN or fentry:FN for args"
+	case lang.ProbeSkbRet:
+		return true, false, true, c.skbRetType(si.Spec.Target), "skbret:" + si.Spec.Target + " matches many functions with different arguments; use fexit:FN for args"
 	case lang.ProbeKprobe, lang.ProbeFentry:
 		return si.SkbParam >= 0, si.ReasonParam >= 0, true, retval, ""
 	case lang.ProbeFexit:
@@ -106,6 +113,8 @@ func (c *checker) returns(si *SpecInfo) string {
 			return "returns a 64-bit value"
 		}
 		return "returns " + types.CName(si.Proto.Return)
+	case lang.ProbeSkbRet:
+		return "returns what each function it matches returns"
 	}
 	return "has no return value"
 }
@@ -129,7 +138,7 @@ func (c *checker) spec(s *lang.ProbeSpec, use argUse) *SpecInfo {
 		return si
 	}
 	switch s.Kind {
-	case lang.ProbeSkb:
+	case lang.ProbeSkb, lang.ProbeSkbRet:
 		if _, err := path.Match(s.Target, ""); err != nil {
 			c.errorf(s, "a glob has * (any run), ? (one character) and [a-z] (a class), e.g. skb:ip_*", "invalid pattern %q: %v", s.Target, err)
 		}

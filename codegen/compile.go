@@ -45,14 +45,19 @@ type Program struct {
 	// Function is set when an skb: probe traces this function with fentry.
 	Function string
 	// Helper is set on the programs track() adds (HelperUntrack,
-	// HelperFollow); Probe and Spec are nil on those.
+	// HelperFollow) and skbret: probes' entry programs (HelperEntry);
+	// Probe and Spec are nil on those.
 	Helper string
+	// Return is set on skbret: programs; Ret is the return class of the
+	// functions a kprobe-form one attaches to.
+	Return bool
+	Ret    RetClass
 }
 
 // KprobeForm reports whether p is an skb: program in the kprobe form: one
 // program for an skb position, which the runtime attaches to many functions.
 func (p *Program) KprobeForm() bool {
-	return p.SkbArg >= 0 && p.Tracepoint == "" && p.Function == ""
+	return (p.SkbArg >= 0 || p.Return) && p.Tracepoint == "" && p.Function == ""
 }
 
 // SkbTarget is one thing an skb: probe compiles a program for: a
@@ -72,6 +77,13 @@ type SkbTarget struct {
 	// FuncAddr is what `func` reads on a tracepoint: the address of the
 	// kernel's __traceiter_NAME.
 	FuncAddr uint64
+	// Return makes the target the return side (skbret:): an fexit program
+	// on function Name (Fentry), or the kprobe form for the functions that
+	// return class Ret. NArgs is the function's number of parameters, which
+	// the return value follows in an fexit program's context.
+	Return bool
+	NArgs  int
+	Ret    RetClass
 }
 
 // Options configure code generation.
@@ -81,6 +93,13 @@ type Options struct {
 	// Without it, a spec compiles to kprobe-form programs for the skb
 	// positions 0 to SkbArgs-1, without a reason.
 	SkbTargets map[string][]SkbTarget
+	// RetTargets is SkbTargets for skbret: specs (Return targets), and
+	// EntryTargets the entry programs that stash each call's skb and time
+	// for them (SkbArg, or Fentry and Name). Without RetTargets, an
+	// skbret: spec compiles to one kprobe-form program, with entry
+	// programs for the skb positions 0 to SkbArgs-1.
+	RetTargets   map[string][]SkbTarget
+	EntryTargets []SkbTarget
 	// CPUs bounds the loops that read per-CPU maps in a program; 0 means
 	// this machine's possible CPUs.
 	CPUs int
@@ -142,6 +161,11 @@ func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 			name := fmt.Sprintf("p%d_%d", pi, si)
 			var targets []SkbTarget
 			switch tps, ok := opts.SkbTargets[spec.Spec.Target]; {
+			case spec.Spec.Kind == lang.ProbeSkbRet:
+				targets = defaultRetTargets
+				if opts.RetTargets != nil {
+					targets = opts.RetTargets[spec.Spec.Target]
+				}
 			case spec.Spec.Kind != lang.ProbeSkb:
 				targets = []SkbTarget{{SkbArg: -1}}
 			case ok:
@@ -154,6 +178,10 @@ func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 			for i, tg := range targets {
 				n := name
 				switch {
+				case tg.Return && tg.Fentry:
+					n = fmt.Sprintf("%s_fx%d", name, i)
+				case tg.Return:
+					n = fmt.Sprintf("%s_ret_%s", name, tg.Ret)
 				case tg.Fentry:
 					n = fmt.Sprintf("%s_fn%d", name, i)
 				case tg.Name != "":
@@ -185,6 +213,9 @@ func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 				out.Programs = append(out.Programs, prog)
 			}
 		}
+	}
+	if err := entryPrograms(s, ms, out, opts); err != nil {
+		return nil, fmt.Errorf("skbret: %w", err)
 	}
 	if ms.track {
 		if err := trackHelpers(out, info.SkbType); err != nil {
@@ -231,6 +262,15 @@ type gen struct {
 	ksym       func(string) uint64
 	// mapOf names the map an aggregation call is assigned to.
 	mapOf map[*lang.CallExpr]string
+	// entrySkb and entryTime are the slots of the skb and the time an
+	// skbret: program took from its function's entry (0 elsewhere).
+	entrySkb, entryTime int16
+}
+
+// hasSkb reports whether the program knows an skb: an skb: or skbret:
+// program, or a probe with an skb argument.
+func (g *gen) hasSkb() bool {
+	return g.skbArg >= 0 || g.entrySkb != 0 || (g.spec != nil && g.spec.SkbParam >= 0)
 }
 
 // funcIP puts the traced function's address in R0. A tp_btf program has no
@@ -280,6 +320,13 @@ func compileProbe(info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec
 	case lang.ProbeKprobe, lang.ProbeKretprobe:
 		g.ctx = ctxRegs
 		ps.Type, ps.AttachTo = ebpf.Kprobe, spec.Spec.Target
+	case lang.ProbeSkbRet:
+		g.ctx = ctxRegs
+		ps.Type = ebpf.Kprobe
+		if tg.Fentry {
+			g.ctx = ctxArgs
+			ps.Type, ps.AttachType, ps.AttachTo = ebpf.Tracing, ebpf.AttachTraceFExit, tg.Name
+		}
 	case lang.ProbeSkb:
 		if tg.Fentry {
 			// The fentry backend: a program per function, typed arguments.
@@ -307,6 +354,11 @@ func compileProbe(info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec
 	}
 	// R9 keeps the context for the whole program.
 	g.emit(asm.Mov.Reg(asm.R9, asm.R1))
+	if tg.Return {
+		if err := g.returnPrologue(); err != nil {
+			return nil, err
+		}
+	}
 	// Header fields read the IP header parsed once, before the predicate
 	// or the body, whichever reads one first.
 	parseAt, scanAt := p.Body, p.Body
@@ -325,7 +377,7 @@ func compileProbe(info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec
 		}
 	}
 	body := g.label("body")
-	gated := ms.track && (tg.SkbArg >= 0 || spec.SkbParam >= 0)
+	gated := ms.track && g.hasSkb()
 	if gated {
 		if err := g.trackGate(body); err != nil {
 			return nil, err
@@ -365,7 +417,11 @@ func compileProbe(info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec
 	if err := checkJumps(ps.Instructions); err != nil {
 		return nil, err
 	}
-	prog := &Program{Probe: p, Spec: spec, Name: name, Prog: ps, SkbArg: tg.SkbArg, HasReason: tg.HasReason, ReasonArg: tg.ReasonArg}
+	prog := &Program{Probe: p, Spec: spec, Name: name, Prog: ps, SkbArg: tg.SkbArg, HasReason: tg.HasReason, ReasonArg: tg.ReasonArg, Return: tg.Return, Ret: tg.Ret}
+	if tg.Return && !tg.Fentry {
+		// The kprobe form reads the skb its entry stashed.
+		prog.SkbArg = -1
+	}
 	if tg.Fentry {
 		prog.Function = tg.Name
 	} else {

@@ -62,6 +62,8 @@ type Event struct {
 	// End is set on an END probe's records: the only ones printed after
 	// exit(), as bpftrace does.
 	End bool
+	// Return is set on the records of skbret: probes: a function's return.
+	Return bool
 }
 
 // EventArg is one value in a record.
@@ -105,7 +107,7 @@ func (ms *mapSet) eventMaps() {
 // output compiles printf(...) and print(a, b, ...) into a ring buffer record.
 func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
 	ev := &Event{ID: len(g.out.Events), Kind: EventPrint, Size: printHead, Probe: g.spec.Spec.Name + g.target.Name,
-		End: g.spec.Spec.Kind == lang.ProbeEnd}
+		End: g.spec.Spec.Kind == lang.ProbeEnd, Return: g.target.Return}
 	args := c.Args
 	if c.Name == "time" {
 		// One verb, the strftime format, printed with the event's time.
@@ -168,7 +170,7 @@ func (g *gen) printHead(ev *Event, rec int16) error {
 	g.emit(asm.FnKtimeGetNs.Call(), asm.StoreMem(asm.RFP, rec+PrintTime, asm.R0, asm.DWord))
 	g.emit(asm.FnGetSmpProcessorId.Call(), asm.StoreMem(asm.RFP, rec+PrintCPU, asm.R0, asm.DWord))
 	g.emit(asm.Mov.Imm(asm.R0, 0))
-	if g.skbArg >= 0 || g.spec.SkbParam >= 0 {
+	if g.hasSkb() {
 		if err := g.skbPtr(); err != nil {
 			return err
 		}

@@ -219,6 +219,11 @@ func (g *gen) skbPtr() error { return g.skbPtrOr(exitLabel) }
 
 // skbPtrOr pushes the skb pointer, jumping to label where it is NULL.
 func (g *gen) skbPtrOr(label string) error {
+	if g.entrySkb != 0 && g.ctx == ctxRegs {
+		// A kretprobe: the skb its entry stashed.
+		g.emit(asm.LoadMem(asm.R0, asm.RFP, g.entrySkb, asm.DWord), asm.JEq.Imm(asm.R0, 0, label))
+		return g.vs.push(asm.R0)
+	}
 	arg := g.skbArg
 	if g.spec.SkbParam >= 0 {
 		arg = g.spec.Params[g.spec.SkbParam].Index
@@ -286,6 +291,11 @@ func (g *gen) context(e *lang.Ident, f *stdlib.Field) error {
 			asm.FnGetStackid.Call(),
 		)
 	case "retval":
+		if g.target.Return {
+			g.skbRetval()
+			g.fit(asm.R0, g.info.Types[e])
+			break
+		}
 		if g.ctx == ctxRegs {
 			g.emit(asm.LoadMem(asm.R0, asm.R9, ptRegsRet, asm.DWord))
 		} else {
@@ -293,6 +303,9 @@ func (g *gen) context(e *lang.Ident, f *stdlib.Field) error {
 			g.emit(asm.LoadMem(asm.R0, asm.R9, int16(8*len(g.spec.Params)), asm.DWord))
 		}
 		g.fit(asm.R0, g.info.Types[e])
+	case "duration":
+		// Now less the entry's time, which the prologue took.
+		g.emit(asm.FnKtimeGetNs.Call(), asm.LoadMem(asm.R1, asm.RFP, g.entryTime, asm.DWord), asm.Sub.Reg(asm.R0, asm.R1))
 	case "ct_state":
 		return g.ctState()
 	case "func":

@@ -32,6 +32,7 @@ type ProbeKind string
 // The probe kinds of SPEC.md.
 const (
 	ProbeSkb        ProbeKind = "skb"
+	ProbeSkbRet     ProbeKind = "skbret" // the return side of skb:, as kretprobe is of kprobe
 	ProbeKprobe     ProbeKind = "kprobe"
 	ProbeKretprobe  ProbeKind = "kretprobe"
 	ProbeFentry     ProbeKind = "fentry"

@@ -7,7 +7,7 @@ import (
 
 // probeAliases maps bpftrace's short probe names to ours.
 var probeAliases = map[string]ProbeKind{
-	"skb": ProbeSkb, "kprobe": ProbeKprobe, "k": ProbeKprobe,
+	"skb": ProbeSkb, "skbret": ProbeSkbRet, "kprobe": ProbeKprobe, "k": ProbeKprobe,
 	"kretprobe": ProbeKretprobe, "kr": ProbeKretprobe,
 	"fentry": ProbeFentry, "f": ProbeFentry, "fexit": ProbeFexit, "fr": ProbeFexit,
 	"tracepoint": ProbeTracepoint, "t": ProbeTracepoint,
@@ -36,7 +36,7 @@ var outOfScopeAliases = map[string]string{
 }
 
 // ProbeKindNames lists the probe kinds, for hints.
-var ProbeKindNames = []string{"skb", "kprobe", "kretprobe", "fentry", "fexit", "tracepoint", "interval", "BEGIN", "END"}
+var ProbeKindNames = []string{"skb", "skbret", "kprobe", "kretprobe", "fentry", "fexit", "tracepoint", "interval", "BEGIN", "END"}
 
 func (l *lowerer) spec(g *gSpec) *ProbeSpec {
 	sp := l.span(g.Pos, g.EndPos)
@@ -86,9 +86,9 @@ func (l *lowerer) spec(g *gSpec) *ProbeSpec {
 			}
 			l.diags.Add(sp, hint, "%s needs one function name, got %q", k, rest)
 		}
-	case ProbeSkb:
+	case ProbeSkb, ProbeSkbRet:
 		if rest == "" {
-			l.diags.Add(sp, "skb:* traces every function that takes a struct sk_buff *", "skb probe needs a function pattern")
+			l.diags.Add(sp, string(k)+":* traces every function that takes a struct sk_buff *", "%s probe needs a function pattern", k)
 		} else if !isGlob(rest) {
 			l.diags.Add(sp, "patterns use letters, digits, _, and the glob characters * ? [ ]", "invalid function pattern %q", rest)
 		}

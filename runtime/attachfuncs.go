@@ -23,6 +23,10 @@ type FuncAttach struct {
 	Backend Backend
 	// Funcs, by skb: glob, are the functions that glob matched.
 	Funcs map[string][]SkbFunc
+	// Ret, by skbret: glob, are the functions that glob matched; Entries
+	// all of them once, where the entry programs attach.
+	Ret     map[string][]SkbFunc
+	Entries []SkbFunc
 	// Progress, when set, gets a progress line while many probes attach
 	// and detach (the CLI sets it when stderr is a terminal).
 	Progress io.Writer
@@ -32,6 +36,8 @@ type FuncAttach struct {
 type AttachStats struct {
 	Backend  Backend
 	Attached int
+	// Entries counts the entry programs skbret: probes attach.
+	Entries int
 	// Skipped names the functions that refused, by reason.
 	Skipped map[string][]string
 	Elapsed time.Duration
@@ -44,6 +50,36 @@ func (a *AttachStats) SkippedTotal() int {
 		n += len(fns)
 	}
 	return n
+}
+
+// count records a function attached: entry programs of skbret: are not
+// probes of the script, and are counted apart.
+func (a *AttachStats) count(p *codegen.Program) {
+	if p.Helper == codegen.HelperEntry {
+		a.Entries++
+		return
+	}
+	a.Attached++
+}
+
+// byEntry orders entry programs first.
+func byEntry(a, b *codegen.Program) int {
+	ea, eb := a.Helper == codegen.HelperEntry, b.Helper == codegen.HelperEntry
+	switch {
+	case ea == eb:
+		return 0
+	case ea:
+		return -1
+	}
+	return 1
+}
+
+// attachKprobe attaches a kprobe, or a kretprobe for an skbret: program.
+func attachKprobe(prog *ebpf.Program, fn string, ret bool) (link.Link, error) {
+	if ret {
+		return link.Kretprobe(fn, prog, nil)
+	}
+	return link.Kprobe(fn, prog, nil)
 }
 
 // skip records a function that refused.
@@ -107,9 +143,24 @@ func funcTargets(p *codegen.Program, fa *FuncAttach) []string {
 		reason = p.ReasonArg
 	}
 	var out []string
-	for _, f := range fa.Funcs[p.Spec.Spec.Target] {
-		if f.SkbArg == p.SkbArg && f.ReasonArg == reason {
-			out = append(out, f.Name)
+	switch {
+	case p.Helper == codegen.HelperEntry:
+		for _, f := range fa.Entries {
+			if f.SkbArg == p.SkbArg {
+				out = append(out, f.Name)
+			}
+		}
+	case p.Return:
+		for _, f := range fa.Ret[p.Spec.Spec.Target] {
+			if f.Ret == p.Ret {
+				out = append(out, f.Name)
+			}
+		}
+	default:
+		for _, f := range fa.Funcs[p.Spec.Spec.Target] {
+			if f.SkbArg == p.SkbArg && f.ReasonArg == reason {
+				out = append(out, f.Name)
+			}
 		}
 	}
 	return out
@@ -126,7 +177,7 @@ func (s *Session) attachFuncs(fa *FuncAttach) (*AttachStats, error) {
 	var fentries []*codegen.Program
 	for _, p := range s.out.Programs {
 		switch {
-		case p.Helper != "" || p.Spec == nil:
+		case (p.Helper != "" && p.Helper != codegen.HelperEntry) || (p.Spec == nil && p.Helper == ""):
 		case p.Function != "":
 			fentries = append(fentries, p)
 			pr.total++
@@ -138,20 +189,24 @@ func (s *Session) attachFuncs(fa *FuncAttach) (*AttachStats, error) {
 	if len(kprobes)+len(fentries) == 0 {
 		return nil, nil
 	}
+	// Entry programs first: a return finds the entry of each call that
+	// started after it attached.
+	slices.SortStableFunc(kprobes, byEntry)
+	slices.SortStableFunc(fentries, byEntry)
 	for _, p := range kprobes {
 		prog := s.coll.Programs[p.Name]
 		fns := funcTargets(p, fa)
 		if fa.Backend == BackendKprobeMulti {
-			s.attachMulti(prog, fns, st, pr)
+			s.attachMulti(prog, fns, st, pr, p)
 			continue
 		}
 		for _, fn := range fns {
-			l, err := attachOne(BackendKprobe, prog, []string{fn})
+			l, err := attachKprobe(prog, fn, p.Return)
 			if err != nil {
 				st.skip(fn, err)
 			} else {
 				s.links = append(s.links, l)
-				st.Attached++
+				st.count(p)
 			}
 			pr.add(1)
 		}
@@ -160,11 +215,11 @@ func (s *Session) attachFuncs(fa *FuncAttach) (*AttachStats, error) {
 		prog, err := LoadShared(s.coll, p)
 		if err == nil {
 			var l link.Link
-			l, err = attachOne(BackendFentry, prog, nil)
+			l, err = link.AttachTracing(link.TracingOptions{Program: prog, AttachType: p.Prog.AttachType})
 			prog.Close()
 			if err == nil {
 				s.links = append(s.links, l)
-				st.Attached++
+				st.count(p)
 			}
 		}
 		if err != nil {
@@ -180,13 +235,19 @@ func (s *Session) attachFuncs(fa *FuncAttach) (*AttachStats, error) {
 	return st, nil
 }
 
-// attachMulti attaches kprobe-multi links for many functions.
-func (s *Session) attachMulti(prog *ebpf.Program, fns []string, st *AttachStats, pr *progress) {
+// attachMulti attaches kprobe-multi links for many functions (their
+// returns, for an skbret: program).
+func (s *Session) attachMulti(prog *ebpf.Program, fns []string, st *AttachStats, pr *progress, p *codegen.Program) {
 	bisect(fns, func(part []string) error {
-		l, err := attachOne(BackendKprobeMulti, prog, part)
+		l, err := link.KprobeMulti(prog, link.KprobeMultiOptions{Symbols: part})
+		if p.Return {
+			l, err = link.KretprobeMulti(prog, link.KprobeMultiOptions{Symbols: part})
+		}
 		if err == nil {
 			s.links = append(s.links, l)
-			st.Attached += len(part)
+			for range part {
+				st.count(p)
+			}
 			pr.add(len(part))
 		}
 		return err

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/skbtrace/skbtrace/codegen"
 )
 
 // BTF kinds the scan needs (include/uapi/linux/btf.h).
@@ -41,6 +43,11 @@ type SkbFunc struct {
 	ReasonArg int
 	// Proto is the BTF id of its FUNC_PROTO, in its module's numbering.
 	Proto uint32
+	// NArgs is its number of parameters: an fexit program's return value
+	// follows them.
+	NArgs int
+	// Ret is how it returns its value, which skbret: reads.
+	Ret codegen.RetClass
 }
 
 // btfTypes is the part of a raw BTF blob the scan reads: each type's kind,
@@ -189,7 +196,7 @@ func (t *btfTypes) skbFuncs(module string, skb map[uint32]bool) []SkbFunc {
 		if (pinfo>>24)&0x1f != kindFuncProto {
 			continue
 		}
-		f := SkbFunc{SkbArg: -1, ReasonArg: -1}
+		f := SkbFunc{SkbArg: -1, ReasonArg: -1, NArgs: int(pinfo & 0xffff), Ret: t.retClass(le.Uint32(pt.data[poff+8:]))}
 		for i := range int(pinfo & 0xffff) {
 			ptype := le.Uint32(pt.data[poff+12+uint32(8*i)+4:])
 			switch {
@@ -226,4 +233,40 @@ func (t *btfTypes) isEnum(id uint32, name string) bool {
 		id = ref
 	}
 	return false
+}
+
+// retClass is how a function whose return type is id returns its value:
+// through typedefs and qualifiers, an integer, enum or pointer; void (id 0)
+// and what no register holds (a struct by value) read as void.
+func (t *btfTypes) retClass(id uint32) codegen.RetClass {
+	le := binary.LittleEndian
+	for range 16 {
+		if id == 0 {
+			return codegen.RetClass{}
+		}
+		tt, off, ok := t.lookup(id)
+		if !ok {
+			return codegen.RetClass{}
+		}
+		info := le.Uint32(tt.data[off+4:])
+		size := le.Uint32(tt.data[off+8:])
+		switch (info >> 24) & 0x1f {
+		case kindPtr:
+			return codegen.RetClass{Size: 8, Ptr: true}
+		case kindInt:
+			enc := le.Uint32(tt.data[off+12:]) >> 24
+			if size > 8 {
+				return codegen.RetClass{}
+			}
+			return codegen.RetClass{Size: uint8(size), Signed: enc&1 != 0}
+		case kindEnum, kindEnum64:
+			// The kind flag marks a signed enum.
+			return codegen.RetClass{Size: uint8(size), Signed: info>>31 != 0}
+		case kindTypedef, kindVolatile, kindConst, kindRestrict, kindTypeTag:
+			id = size // the referenced type
+		default:
+			return codegen.RetClass{}
+		}
+	}
+	return codegen.RetClass{}
 }

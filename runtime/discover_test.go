@@ -112,3 +112,31 @@ func BenchmarkDiscoveryCached(b *testing.B) {
 		}
 	}
 }
+
+// TestDiscoverReturnClasses checks what skbret: reads of each function
+// against this kernel's prototypes: ip_rcv_core returns the skb (a
+// pointer), nf_hook_slow an int, kfree_skbmem nothing, skb_defer_rx_timestamp
+// a bool; and the number of parameters, which an fexit program's return
+// value follows.
+func TestDiscoverReturnClasses(t *testing.T) {
+	d, err := DiscoverSkbFuncs("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"ip_rcv_core": "ptr", "nf_hook_slow": "s32", "kfree_skbmem": "void", "skb_defer_rx_timestamp": "u8", "ip_rcv": "s32"}
+	nargs := map[string]int{"ip_rcv_core": 2, "nf_hook_slow": 4, "kfree_skbmem": 1, "ip_rcv": 4}
+	for _, f := range d.Funcs {
+		if rc, ok := want[f.Name]; ok {
+			if f.Ret.String() != rc {
+				t.Errorf("%s returns %s, want %s", f.Name, f.Ret, rc)
+			}
+			delete(want, f.Name)
+		}
+		if n, ok := nargs[f.Name]; ok && f.NArgs != n {
+			t.Errorf("%s has %d parameters, want %d", f.Name, f.NArgs, n)
+		}
+	}
+	for name := range want {
+		t.Errorf("%s not found", name)
+	}
+}

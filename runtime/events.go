@@ -49,8 +49,11 @@ type printer struct {
 	scratch []byte
 	// pcap receives capture() records (nil without -w).
 	pcap *pcapngWriter
-	// timeline, when set, groups print records per packet (--timeline).
-	timeline *timeline
+	// group, when set, groups print records per packet: --timeline's
+	// timeline or --graph's graph.
+	group grouper
+	// rets are the return classes of skbret: functions, by name.
+	rets map[string]codegen.RetClass
 }
 
 func newPrinter(w io.Writer, events []*codegen.Event, f *formatter, json bool) *printer {
@@ -97,8 +100,8 @@ func (p *printer) readEvents(rd eventReader) error {
 	read := 0
 	for {
 		if read > 0 && !rd.pending() {
-			if p.timeline != nil {
-				p.buf = p.timeline.flush(p.buf, time.Now().Add(-TimelineQuiet), false)
+			if p.group != nil {
+				p.buf = p.group.flush(p.buf, time.Now().Add(-TimelineQuiet), false)
 			}
 			if err := p.flush(); err != nil {
 				return err
@@ -106,9 +109,9 @@ func (p *printer) readEvents(rd eventReader) error {
 			time.Sleep(batchDelay)
 			read = 0
 		}
-		if p.timeline != nil {
+		if p.group != nil {
 			// Wake when the oldest open block goes quiet.
-			rd.setDeadline(p.timeline.deadline())
+			rd.setDeadline(p.group.deadline())
 		}
 		rec, done, err := rd.next()
 		if errors.Is(err, os.ErrDeadlineExceeded) {
@@ -116,8 +119,8 @@ func (p *printer) readEvents(rd eventReader) error {
 			continue
 		}
 		if done || err != nil {
-			if p.timeline != nil {
-				p.buf = p.timeline.flush(p.buf, time.Time{}, true)
+			if p.group != nil {
+				p.buf = p.group.flush(p.buf, time.Time{}, true)
 			}
 			if ferr := p.flush(); err == nil {
 				err = ferr
@@ -182,8 +185,8 @@ func (p *printer) record(b []byte) error {
 		p.buf = p.printf(p.buf, ev, b)
 	case p.json:
 		p.buf = p.printJSON(p.buf, ev, b)
-	case p.timeline != nil && ev.Kind == codegen.EventPrint:
-		p.timeline.add(p, ev, b)
+	case p.group != nil && ev.Kind == codegen.EventPrint:
+		p.group.add(p, ev, b)
 	default:
 		p.buf = p.print(p.buf, ev, b)
 	}
@@ -270,7 +273,7 @@ func (p *printer) appendHop(dst []byte, where string, ev *codegen.Event, b []byt
 		dst = append(dst, ' ')
 		dst = append(dst, a.Name...)
 		dst = append(dst, '=')
-		dst = p.fmt.appendValue(dst, a.Type, b[a.Offset:a.Offset+a.Size])
+		dst = p.appendArg(dst, where, a, b[a.Offset:a.Offset+a.Size])
 	}
 	return append(dst, '\n')
 }

@@ -12,10 +12,12 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/skbtrace/skbtrace/codegen"
 )
 
 // cacheVersion changes whenever the cache's content or meaning does.
-const cacheVersion = "skbtrace-skbfuncs-2"
+const cacheVersion = "skbtrace-skbfuncs-3"
 
 // kernelBuildKey identifies what discovery depends on: the kernel's build
 // (release and version strings) and the BTF blobs loaded (modules come and
@@ -82,8 +84,8 @@ func CachedDiscovery(vmlinuxPath string) (d *Discovery, fromCache bool, err erro
 	return d, false, nil
 }
 
-// The cache file: a header line, then "name skbarg reasonarg proto module"
-// lines.
+// The cache file: a header line, then "name skbarg reasonarg proto module
+// nargs ret" lines.
 func writeCache(file string, d *Discovery) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%s %d %s\n", cacheVersion, d.Untraceable, d.Source)
@@ -92,7 +94,7 @@ func writeCache(file string, d *Discovery) {
 		if mod == "" {
 			mod = "-"
 		}
-		fmt.Fprintf(&b, "%s %d %d %d %s\n", f.Name, f.SkbArg, f.ReasonArg, f.Proto, mod)
+		fmt.Fprintf(&b, "%s %d %d %d %s %d %s\n", f.Name, f.SkbArg, f.ReasonArg, f.Proto, mod, f.NArgs, f.Ret)
 	}
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return
@@ -123,20 +125,22 @@ func readCache(file string) (*Discovery, error) {
 	}
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
-		if len(f) != 5 {
+		if len(f) != 7 {
 			return nil, fmt.Errorf("bad cache line %q", sc.Text())
 		}
 		arg, err1 := strconv.Atoi(f[1])
 		reason, err2 := strconv.Atoi(f[2])
 		proto, err3 := strconv.ParseUint(f[3], 10, 32)
-		if err1 != nil || err2 != nil || err3 != nil {
+		nargs, err4 := strconv.Atoi(f[5])
+		ret, ok := codegen.ParseRetClass(f[6])
+		if err1 != nil || err2 != nil || err3 != nil || err4 != nil || !ok {
 			return nil, fmt.Errorf("bad cache line %q", sc.Text())
 		}
 		mod := f[4]
 		if mod == "-" {
 			mod = ""
 		}
-		d.Funcs = append(d.Funcs, SkbFunc{Name: f[0], SkbArg: arg, ReasonArg: reason, Proto: uint32(proto), Module: mod})
+		d.Funcs = append(d.Funcs, SkbFunc{Name: f[0], SkbArg: arg, ReasonArg: reason, Proto: uint32(proto), Module: mod, NArgs: nargs, Ret: ret})
 	}
 	if len(d.Funcs) == 0 {
 		return nil, fmt.Errorf("empty cache")

@@ -30,7 +30,7 @@ func Load(out *codegen.Output, verbose bool) (*ebpf.Collection, error) {
 	for _, p := range out.Programs {
 		// Helpers and fentry programs load one by one, later: one that
 		// fails costs itself only.
-		if p.Helper == "" && p.Function == "" {
+		if (p.Helper == "" || p.Helper == codegen.HelperEntry) && p.Function == "" {
 			cs.Programs[p.Name] = p.Prog
 		}
 	}

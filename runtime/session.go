@@ -85,6 +85,9 @@ type Options struct {
 	// Timeline groups print's events per packet: one block per skb, its
 	// hops in order, printed when it is freed or goes quiet.
 	Timeline bool
+	// Graph nests print's events per skb and CPU: the entries of skb:
+	// probes and the returns of skbret: probes, as a call graph.
+	Graph bool
 	// Verbose keeps the kernel's whole verifier log in errors.
 	Verbose bool
 	// Warn receives what the session could not do but went on without,
@@ -112,7 +115,11 @@ func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (*S
 	for i, p := range out.Programs {
 		if p.KprobeForm() {
 			if opts.Funcs == nil {
-				return nil, fmt.Errorf("%s: no function backend was chosen for skb: probes", p.Spec.Spec.Text)
+				what := "skbret:"
+				if p.Spec != nil {
+					what = p.Spec.Spec.Text
+				}
+				return nil, fmt.Errorf("%s: no function backend was chosen for skb: probes", what)
 			}
 			if opts.Funcs.Backend == BackendKprobeMulti {
 				// kprobe-multi links take programs loaded for them.
@@ -141,14 +148,19 @@ func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (*S
 		s.events, s.done = rd, make(chan error, 1)
 		pr := newPrinter(w, out.Events, s.fmt, opts.JSON)
 		pr.control = s.control
+		pr.rets = retClasses(opts.Funcs)
 		if opts.Capture != nil {
 			if pr.pcap, err = newPcapngWriter(opts.Capture, opts.Snaplen, s.fmt.boot); err != nil {
 				s.Close()
 				return nil, fmt.Errorf("write the pcapng header: %w", err)
 			}
 		}
-		if opts.Timeline && !opts.JSON {
-			pr.timeline = newTimeline()
+		switch {
+		case opts.JSON:
+		case opts.Graph:
+			pr.group = newGraph(pr.boot)
+		case opts.Timeline:
+			pr.group = newTimeline()
 		}
 		go func() { s.done <- pr.readEvents(rd) }()
 	}
@@ -351,7 +363,7 @@ func (s *Session) attachHelpers(warn func(string, ...any)) {
 	var follow []string
 	var followErr error
 	for _, p := range s.out.Programs {
-		if p.Helper == "" {
+		if p.Helper == "" || p.Helper == codegen.HelperEntry {
 			continue
 		}
 		prog, err := LoadShared(s.coll, p)

@@ -34,6 +34,16 @@ type tlBlock struct {
 	closed bool
 }
 
+// grouper groups print records per packet and prints them in blocks.
+type grouper interface {
+	add(p *printer, ev *codegen.Event, b []byte)
+	// flush appends the blocks that are done: complete, quiet since before
+	// quietSince, or all of them.
+	flush(dst []byte, quietSince time.Time, all bool) []byte
+	// deadline is when the oldest open block goes quiet.
+	deadline() time.Time
+}
+
 func newTimeline() *timeline { return &timeline{blocks: map[uint64]*tlBlock{}} }
 
 // add appends a print record as a hop of its skb's block.

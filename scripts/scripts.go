@@ -18,6 +18,9 @@ type Tool struct {
 	// Summary is the first line of its header comment, after "NAME: ".
 	Summary string
 	Text    string
+	// Graph is set by a header line "// output: graph": the tool's output
+	// is --graph's, its prints nested per skb and CPU.
+	Graph bool
 }
 
 // All returns the bundled tools, sorted by name.
@@ -44,9 +47,11 @@ func Lookup(name string) (Tool, bool) {
 	}
 	t := Tool{Name: name, Text: string(b)}
 	for _, line := range strings.Split(t.Text, "\n") {
-		if s, ok := strings.CutPrefix(line, "// "+name+": "); ok {
+		if s, ok := strings.CutPrefix(line, "// "+name+": "); ok && t.Summary == "" {
 			t.Summary = s
-			break
+		}
+		if line == "// output: graph" {
+			t.Graph = true
 		}
 	}
 	return t, true

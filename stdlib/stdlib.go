@@ -16,6 +16,7 @@ const (
 	NeedRetval                  // a return probe (kretprobe, fexit)
 	NeedReason                  // a drop reason is known
 	NeedFunc                    // a kernel function is traced (not BEGIN/END/interval/tracepoint)
+	NeedEntry                   // the return side of a function whose entry was seen (skbret:)
 )
 
 // SourceKind says where a builtin's value comes from.
@@ -152,7 +153,8 @@ var Fields = []*Field{
 	{Name: "nsecs", Doc: "monotonic time in nanoseconds", Type: types.U64, Src: ctx()},
 	{Name: "elapsed", Doc: "nanoseconds since tracing started", Type: types.U64, Src: ctx()},
 	{Name: "kstack", Doc: "the kernel stack", Type: types.Type{Kind: types.Stack}, Src: ctx()},
-	{Name: "retval", Doc: "the return value, on kretprobe and fexit", Type: types.S64, Needs: NeedRetval, Src: ctx()},
+	{Name: "retval", Doc: "the return value, on kretprobe, fexit and skbret", Type: types.S64, Needs: NeedRetval, Src: ctx()},
+	{Name: "duration", Doc: "nanoseconds since the function's entry, on skbret", Type: types.U64, Needs: NeedEntry, Src: ctx()},
 }
 
 // byName indexes a table by its entries' names.

@@ -103,8 +103,11 @@ func dumpCode(o options, script *lang.Script, info *check.Info, stdout, stderr i
 	}
 	for _, p := range out.Programs {
 		what := "track() helper on " + p.Prog.AttachTo
-		if p.Spec != nil {
+		switch {
+		case p.Spec != nil:
 			what = p.Spec.Spec.Text
+		case p.Helper == codegen.HelperEntry:
+			what = "skbret: entry, keeps the skb and time for the return"
 		}
 		fmt.Fprintf(stdout, "\nprogram %s: %s (%s, %d instructions", p.Name, what, p.Prog.Type, len(p.Prog.Instructions))
 		if n, ok := verified[p.Name]; ok {

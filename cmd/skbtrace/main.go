@@ -42,6 +42,8 @@ type options struct {
 	snaplen    int
 	// timeline groups print events per packet (--timeline).
 	timeline bool
+	// graph nests entries and returns per skb and CPU (--graph).
+	graph bool
 }
 
 func main() {
@@ -72,6 +74,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	fs.StringVarP(&o.write, "write", "w", "", "write every skb probe's packets to `FILE` as pcapng (- for stdout), one frame per hop")
 	fs.IntVar(&o.snaplen, "snaplen", codegen.DefaultSnaplen, "bytes of each packet -w writes (0: the whole packet)")
 	fs.BoolVar(&o.timeline, "timeline", false, "group print's events per packet: one block per skb, its hops in order, printed when it is freed")
+	fs.BoolVar(&o.graph, "graph", false, "nest the calls of each packet per skb and CPU, with each function's return value and time: --graph 'skb:GLOB /PREDICATE/', --graph --filter 'FILTER', or a script's skb: and skbret: print()s")
 	fs.BoolVar(&o.tools, "tools", false, "list the bundled tools")
 	fs.BoolVar(&o.version, "version", false, "print the version")
 	fs.Usage = func() {}
@@ -132,7 +135,29 @@ func run(argv []string, stdout, stderr io.Writer) int {
 			return report(stderr, err)
 		}
 	}
-	src, params, err := scriptSource(o, fs.Args())
+	if o.graph && o.timeline {
+		fmt.Fprintln(stderr, "skbtrace: --graph and --timeline group events in two ways: choose one")
+		return 1
+	}
+	var src *lang.Source
+	var params []string
+	var err error
+	if args := fs.Args(); o.graph && !o.programSet && (len(args) == 0 || isSelection(args[0])) {
+		sel := ""
+		if len(args) > 0 {
+			sel, params = args[0], args[1:]
+		}
+		if src, err = graphScript(sel, o.filter); err != nil {
+			fmt.Fprintf(stderr, "skbtrace: %v\n", err)
+			return 1
+		}
+		o.filter = ""
+	} else {
+		src, params, err = scriptSource(o, fs.Args())
+		if t, ok := toolOf(fs.Args()); ok && t.Graph && !o.programSet {
+			o.graph = true
+		}
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
 		return 1

@@ -84,7 +84,7 @@ func trace(o options, script *lang.Script, info *check.Info, spec *btf.Spec, std
 	if bt && o.format != "json" {
 		fmt.Fprintf(w, "Attaching %d %s...\n", countProbes(out, nil), plural(countProbes(out, nil), "probe"))
 	}
-	sess, err := runtime.Start(out, info, w, runtime.Options{JSON: o.format == "json", Timeline: o.timeline, Verbose: o.verbose, Funcs: funcs, Bpftrace: bt,
+	sess, err := runtime.Start(out, info, w, runtime.Options{JSON: o.format == "json", Timeline: o.timeline, Graph: o.graph, Verbose: o.verbose, Funcs: funcs, Bpftrace: bt,
 		Capture: capture, Snaplen: o.snaplen,
 		Warn: func(format string, args ...any) { fmt.Fprintf(stderr, "skbtrace: "+format+"\n", args...) }})
 	if err != nil {
@@ -98,6 +98,7 @@ func trace(o options, script *lang.Script, info *check.Info, spec *btf.Spec, std
 		}
 		if o.verbose {
 			fmt.Fprintf(stderr, "skbtrace: %d functions attached with %s in %v\n", st.Attached, st.Backend, st.Elapsed.Round(time.Millisecond))
+			sayEntries(st, stderr)
 		}
 	}
 	if o.verbose {
@@ -198,7 +199,7 @@ func skbBackend(o options, script *lang.Script, spec *btf.Spec, stderr io.Writer
 	globs := map[string]*lang.ProbeSpec{}
 	for _, p := range script.Probes {
 		for _, s := range p.Specs {
-			if s.Kind == lang.ProbeSkb && globs[s.Target] == nil {
+			if (s.Kind == lang.ProbeSkb || s.Kind == lang.ProbeSkbRet) && globs[s.Target] == nil {
 				globs[s.Target] = s
 			}
 		}
@@ -224,6 +225,9 @@ func skbBackend(o options, script *lang.Script, spec *btf.Spec, stderr io.Writer
 	if err != nil {
 		return codegen.Options{}, nil, err
 	}
+	if rets := skbRetSpecs(script); backend == runtime.BackendTracepoint && len(rets) > 0 {
+		return codegen.Options{}, nil, noReturns(script, rets, reasons)
+	}
 	if backend == runtime.BackendTracepoint {
 		return tracepointFallback(o, script, globs, reasons, spec, stderr)
 	}
@@ -247,6 +251,7 @@ func skbBackend(o options, script *lang.Script, spec *btf.Spec, stderr io.Writer
 	if err := unmatchedSkb(script, func(g string) bool { return len(fa.Funcs[g]) > 0 }, stderr); err != nil {
 		return codegen.Options{}, nil, err
 	}
+	retAttach(backend, disc, skbRetSpecs(script), &opts, fa)
 	return opts, fa, nil
 }
 
@@ -289,7 +294,7 @@ func unmatchedSkb(script *lang.Script, matches func(glob string) bool, stderr io
 	for _, p := range script.Probes {
 		var missing []*lang.ProbeSpec
 		for _, s := range p.Specs {
-			if s.Kind == lang.ProbeSkb && !matches(s.Target) {
+			if (s.Kind == lang.ProbeSkb || s.Kind == lang.ProbeSkbRet) && !matches(s.Target) {
 				missing = append(missing, s)
 			}
 		}

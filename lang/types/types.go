@@ -52,6 +52,7 @@ const (
 	FmtNfHook        // a netfilter hook: prerouting, input, forward, output, postrouting
 	FmtDropWhy       // a drop reason (BTF is the enum), printed as a sentence
 	FmtMAC           // 6 bytes as they sit in memory, printed as 52:54:00:12:34:56
+	FmtRet           // skbret's retval where the functions return different types: printed as each returns it
 )
 
 // AggKind is the aggregation a map holds.

@@ -20,6 +20,9 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 VMCACHE=${VMCACHE:-$HOME/.cache/skbtrace-vm}
+# MODS names the cached bundle of guest modules (setup.sh); a new name whenever
+# the list of modules changes, so that caches made before are rebuilt.
+MODS=mods2
 export VMCACHE PATH=/usr/local/go/bin:$PATH
 kernels=6.1,6.12 limit=1200 script="" keep=0
 usage() { awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0" >&2; exit 2; }
@@ -36,7 +39,7 @@ cases=("$@")
 [ -f "$bin" ] || { echo "run.sh: no skbtrace binary at $bin" >&2; exit 2; }
 IFS=, read -r -a kvs <<<"$kernels"
 for kv in "${kvs[@]}"; do
-	[ -e "$VMCACHE/kernel-$kv" ] && [ -e "$VMCACHE/mods-$kv.cpio.gz" ] && [ -e "$VMCACHE/base.cpio.gz" ] ||
+	[ -e "$VMCACHE/kernel-$kv" ] && [ -e "$VMCACHE/$MODS-$kv.cpio.gz" ] && [ -e "$VMCACHE/base.cpio.gz" ] ||
 		"$HERE/setup.sh" "$kv"
 done
 
@@ -72,7 +75,7 @@ boot() {
 		echo "exec vmtool run $kv /vm/cases/*.case" >"$stage/vm/main.sh"
 	fi
 	(cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) >"$run/call-$kv.cpio.gz"
-	cat "$VMCACHE/base.cpio.gz" "$VMCACHE/mods-$kv.cpio.gz" "$run/call-$kv.cpio.gz" >"$run/initrd-$kv"
+	cat "$VMCACHE/base.cpio.gz" "$VMCACHE/$MODS-$kv.cpio.gz" "$run/call-$kv.cpio.gz" >"$run/initrd-$kv"
 	local kernel cpu=max
 	kernel=$(ls "$VMCACHE/kernel-$kv"/boot/vmlinuz-*)
 	[ "$accel" = kvm ] && cpu=host

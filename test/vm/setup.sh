@@ -13,6 +13,9 @@
 # host's sources are left as they are. Needs root and apt.
 set -euo pipefail
 VMCACHE=${VMCACHE:-$HOME/.cache/skbtrace-vm}
+# MODS names the cached bundle of guest modules (setup.sh); a new name whenever
+# the list of modules changes, so that caches made before are rebuilt.
+MODS=mods2
 export DEBIAN_FRONTEND=noninteractive
 kernels=("$@"); [ ${#kernels[@]} -eq 0 ] && kernels=(6.1 6.12)
 mkdir -p "$VMCACHE"/{debs,k}
@@ -54,7 +57,7 @@ for kv in "${kernels[@]}"; do
 	6.12) suite=bookworm-backports ;;
 	*) echo "setup: unknown kernel $kv (6.1 or 6.12)" >&2; exit 2 ;;
 	esac
-	if [ -e "$VMCACHE/kernel-$kv" ] && [ -e "$VMCACHE/mods-$kv.cpio.gz" ]; then
+	if [ -e "$VMCACHE/kernel-$kv" ] && [ -e "$VMCACHE/$MODS-$kv.cpio.gz" ]; then
 		echo "setup: kernel $kv cached: $(cat "$VMCACHE/kernel-$kv.version")"
 		continue
 	fi
@@ -73,19 +76,23 @@ for kv in "${kernels[@]}"; do
 		dpkg -x "$VMCACHE/debs/${pkg}_"*.deb "$dir"
 	fi
 	krel=$(ls "$dir/lib/modules")
-	# Modules /init loads: veth, for cases across two network namespaces.
+	# Modules /init loads, in the order of their names here (it loads the
+	# files in name order): veth, for cases across two network namespaces;
+	# nf_tables and what it needs, for netfilter hooks (vmtool nft).
 	m=$(mktemp -d "$VMCACHE/mods.XXXX")
 	mkdir -p "$m/lib/modules/$krel/extra"
-	for ko in drivers/net/veth; do
+	for ko in 1-crc32c_generic:crypto/crc32c_generic 2-libcrc32c:lib/libcrc32c 3-nfnetlink:net/netfilter/nfnetlink \
+		4-nf_tables:net/netfilter/nf_tables veth:drivers/net/veth; do
+		name=${ko%%:*} ko=${ko#*:}
 		f=$(ls "$dir/lib/modules/$krel/kernel/$ko".ko* 2>/dev/null | head -n 1) || true
 		[ -n "$f" ] || continue
 		case $f in
-		*.xz) xz -dc "$f" >"$m/lib/modules/$krel/extra/veth.ko" ;;
-		*.zst) zstd -qdc "$f" >"$m/lib/modules/$krel/extra/veth.ko" ;;
-		*) cp "$f" "$m/lib/modules/$krel/extra/" ;;
+		*.xz) xz -dc "$f" >"$m/lib/modules/$krel/extra/$name.ko" ;;
+		*.zst) zstd -qdc "$f" >"$m/lib/modules/$krel/extra/$name.ko" ;;
+		*) cp "$f" "$m/lib/modules/$krel/extra/$name.ko" ;;
 		esac
 	done
-	(cd "$m" && find . | cpio -o -H newc --quiet | gzip -1) >"$VMCACHE/mods-$kv.cpio.gz"
+	(cd "$m" && find . | cpio -o -H newc --quiet | gzip -1) >"$VMCACHE/$MODS-$kv.cpio.gz"
 	rm -rf "$m"
 	ln -sfn "$dir" "$VMCACHE/kernel-$kv"
 	echo "$pkg $ver" >"$VMCACHE/kernel-$kv.version"

@@ -10,6 +10,8 @@
 //	                              N TCP sessions with a listener of its own on ADDR:PORT
 //	vmtool backlog [-limit L] [-n N] ADDR:PORT
 //	                              N connections queued on a listener that never accepts
+//	vmtool nft HOOK accept|drop   table ip skbtrace_vm, a base chain on HOOK with that policy
+//	vmtool nft delete             remove it
 //	vmtool state                  the kernel's BPF and probe state, as the leak check sees it
 //	vmtool check CASE...          parse case files and print them (no kernel needed)
 //	vmtool recheck KERNEL CASE LOG
@@ -38,6 +40,8 @@ func main() {
 		os.Exit(tcpSessions(args))
 	case "backlog":
 		os.Exit(backlog(args))
+	case "nft":
+		os.Exit(nft(args))
 	case "state":
 		fmt.Println(readKernelState())
 	case "check":
@@ -63,6 +67,6 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: vmtool run KERNEL CASE... | send [-mark M] [-n N] [-sport P] [-tcp] ADDR:PORT [PAYLOAD] | tcp ... | backlog ... | state | check CASE...")
+	fmt.Fprintln(os.Stderr, "usage: vmtool run KERNEL CASE... | send [-mark M] [-n N] [-sport P] [-tcp] ADDR:PORT [PAYLOAD] | tcp ... | backlog ... | nft HOOK accept|drop | nft delete | state | check CASE...")
 	os.Exit(2)
 }

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/scripts"
+)
+
+// graphScript is the program of --graph without a script: the entries of
+// the selection's functions and their returns, nested per skb and CPU by
+// the printer. A selection is what --graph's argument says: skb: probes
+// and a predicate, `skb:ip_*,skb:nf_* /mark == 1/` (skb:* where empty);
+// --filter is ANDed with its predicate. The first entry a packet matches
+// starts following it (track()): the calls inside it print whatever their
+// predicate says, and a return prints where its skb is followed.
+func graphScript(sel, filter string) (*lang.Source, error) {
+	specs, pred := sel, ""
+	if i := strings.IndexByte(sel, '/'); i >= 0 {
+		specs, pred = sel[:i], strings.TrimSpace(sel[i:])
+		if len(pred) < 2 || !strings.HasSuffix(pred, "/") {
+			return nil, fmt.Errorf("--graph: the predicate of %q is not closed: write skb:GLOB /PREDICATE/", sel)
+		}
+		pred = strings.TrimSpace(pred[1 : len(pred)-1])
+	}
+	var entries, returns []string
+	for _, s := range strings.Split(specs, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" && len(strings.Split(specs, ",")) == 1 {
+			s = "skb:*"
+		}
+		glob, ok := strings.CutPrefix(s, "skb:")
+		if !ok || glob == "" {
+			return nil, fmt.Errorf("--graph takes skb:GLOB[,skb:GLOB...] [/PREDICATE/], e.g. --graph 'skb:ip_* /mark == 1/', not %q", sel)
+		}
+		entries = append(entries, "skb:"+glob)
+		returns = append(returns, "skbret:"+glob)
+	}
+	if filter != "" {
+		f := "pcap(" + quote(filter) + ")"
+		if pred != "" {
+			f += " && (" + pred + ")"
+		}
+		pred = f
+	}
+	if pred != "" {
+		pred = " /" + pred + "/"
+	}
+	text := strings.Join(entries, ", ") + pred + " { track(); print(skb) }\n" +
+		strings.Join(returns, ", ") + " /0/ { print(retval, duration) }\n"
+	return &lang.Source{Name: "--graph", Text: text}, nil
+}
+
+// isSelection reports whether --graph's argument is a selection of skb:
+// probes rather than a script file or a tool.
+func isSelection(arg string) bool {
+	_, err := os.Stat(arg)
+	return strings.Contains(arg, ":") && err != nil
+}
+
+// toolOf is the bundled tool the arguments run, if any: one that is not a
+// file of that name.
+func toolOf(args []string) (scripts.Tool, bool) {
+	if len(args) == 0 {
+		return scripts.Tool{}, false
+	}
+	if _, err := os.Stat(args[0]); err == nil {
+		return scripts.Tool{}, false
+	}
+	return scripts.Lookup(args[0])
+}

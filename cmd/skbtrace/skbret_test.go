@@ -1,0 +1,53 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestSkbRetNeedsFunctionBackend: skbret: with the tracepoint fallback
+// (forced here; on this kind of host, where no function backend works, the
+// default too) is an error at the probe that says returns need a function
+// backend, before anything loads.
+func TestSkbRetNeedsFunctionBackend(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"--backend", "tracepoint", "-e", "BEGIN { exit() }\nskbret:ip_rcv_core { print(retval, duration) }"}, &out, &errb)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stderr:\n%s", code, errb.String())
+	}
+	want := "cmdline:2:1: skbret:ip_rcv_core cannot be traced here: tracepoints have no returns\n" +
+		"    skbret:ip_rcv_core { print(retval, duration) }\n" +
+		"    ^~~~~~~~~~~~~~~~~~\n" +
+		"    hint: returns need a function backend: kprobe-multi, fentry (fexit) or kprobe (kretprobe); --backend tracepoint was asked for\n"
+	if errb.String() != want {
+		t.Errorf("stderr:\n%s\nwant:\n%s", errb.String(), want)
+	}
+}
+
+// TestGraphSelection: --graph's argument becomes the entries and returns
+// of its functions, the predicate and --filter deciding which packets; a
+// selection that is not skb: probes says what it takes.
+func TestGraphSelection(t *testing.T) {
+	src, err := graphScript("skb:ip_rcv*, skb:nf_hook_slow /mark == 1/", "udp port 9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `skb:ip_rcv*, skb:nf_hook_slow /pcap("udp port 9") && (mark == 1)/ { track(); print(skb) }` + "\n" +
+		`skbret:ip_rcv*, skbret:nf_hook_slow /0/ { print(retval, duration) }` + "\n"
+	if src.Text != want {
+		t.Errorf("script:\n%s\nwant:\n%s", src.Text, want)
+	}
+	if src, _ := graphScript("", ""); !strings.HasPrefix(src.Text, "skb:* { track(); print(skb) }\n") {
+		t.Errorf("empty selection:\n%s", src.Text)
+	}
+	for _, bad := range []string{"kprobe:ip_rcv", "skb:ip_rcv /mark == 1", "skb:a,,skb:b"} {
+		if _, err := graphScript(bad, ""); err == nil {
+			t.Errorf("%q: accepted", bad)
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"--graph", "--timeline", "skb:ip_rcv"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "choose one") {
+		t.Errorf("--graph with --timeline: exit %d, %s", code, errb.String())
+	}
+}

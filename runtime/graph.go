@@ -1,0 +1,202 @@
+package runtime
+
+import (
+	"encoding/binary"
+	"strconv"
+	"time"
+
+	"github.com/skbtrace/skbtrace/codegen"
+)
+
+// graph nests print records per skb and CPU, as ftrace's and ipftrace2's
+// function_graph do: an skb: probe's record opens a call, an skbret:
+// probe's closes it with its return value and time. One block per skb
+// and CPU, printed when its outermost call returns, after TimelineQuiet
+// without a record, or at the end:
+//
+//	skb 0xffff888106e3b700 on CPU 0 at 12:00:00.123456
+//	               | ip_rcv() {
+//	      1.234 us |   ip_rcv_core() = 0xffff888106e3b700
+//	     20.100 us | } ip_rcv = 0
+//
+// A return whose entry was not printed (it came before the packet matched)
+// opens its call above everything before it, when nothing is open. The
+// values of a record follow its function as name=value: retval as
+// " = VALUE", duration in the time column; skb, the block's, not at all.
+type graph struct {
+	blocks map[graphKey]*gBlock
+	order  []graphKey
+	// boot is the wall-clock time of monotonic zero.
+	boot time.Time
+}
+
+type graphKey struct{ skb, cpu uint64 }
+
+type gBlock struct {
+	first uint64 // monotonic ns of the first record
+	seen  time.Time
+	lines []*gLine
+	stack []int // the open calls, as indexes of their lines
+}
+
+// gLine is a line of a block: an open call, a leaf (a call that returned
+// with no call inside it printed), or a call's close.
+type gLine struct {
+	depth int
+	name  string
+	kind  gKind
+	dur   uint64 // ns; leaf and close
+	hasD  bool
+	// ret is " = VALUE" (leaf, close); args the other values as
+	// " name=value".
+	ret, args []byte
+}
+
+type gKind uint8
+
+const (
+	gOpen gKind = iota
+	gLeaf
+	gClose
+)
+
+func newGraph(boot time.Time) *graph {
+	return &graph{blocks: map[graphKey]*gBlock{}, boot: boot}
+}
+
+// add puts a print record into its skb and CPU's block.
+func (gr *graph) add(p *printer, ev *codegen.Event, b []byte) {
+	u := func(off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
+	k := graphKey{u(codegen.PrintSkb), u(codegen.PrintCPU)}
+	blk := gr.blocks[k]
+	if blk == nil {
+		blk = &gBlock{first: u(codegen.PrintTime)}
+		gr.blocks[k] = blk
+		gr.order = append(gr.order, k)
+	}
+	blk.seen = time.Now()
+	name := p.where(ev, b)
+	l := &gLine{name: name}
+	for _, a := range ev.Args {
+		raw := b[a.Offset : a.Offset+a.Size]
+		switch {
+		case ev.Return && a.Name == "retval":
+			l.ret = p.appendArg(append(l.ret, " = "...), name, a, raw)
+		case ev.Return && a.Name == "duration":
+			l.dur, l.hasD = binary.LittleEndian.Uint64(raw), true
+		case a.Name == "skb":
+			// The block's own key.
+		default:
+			l.args = append(append(append(l.args, ' '), a.Name...), '=')
+			l.args = p.appendArg(l.args, name, a, raw)
+		}
+	}
+	if !ev.Return {
+		l.depth, l.kind = len(blk.stack), gOpen
+		blk.stack = append(blk.stack, len(blk.lines))
+		blk.lines = append(blk.lines, l)
+		return
+	}
+	blk.ret(l)
+}
+
+// ret closes the innermost open call of the function: calls opened inside
+// it whose returns were not seen stay open lines.
+func (blk *gBlock) ret(l *gLine) {
+	for i := len(blk.stack) - 1; i >= 0; i-- {
+		open := blk.lines[blk.stack[i]]
+		if open.name != l.name {
+			continue
+		}
+		at := blk.stack[i]
+		blk.stack = blk.stack[:i]
+		if at == len(blk.lines)-1 {
+			// Nothing inside: one line.
+			open.kind, open.dur, open.hasD, open.ret = gLeaf, l.dur, l.hasD, l.ret
+			open.args = append(open.args, l.args...)
+			return
+		}
+		l.depth, l.kind = open.depth, gClose
+		blk.lines = append(blk.lines, l)
+		return
+	}
+	if len(blk.stack) == 0 && len(blk.lines) > 0 {
+		// Its entry came before the first line: it holds them all.
+		for _, x := range blk.lines {
+			x.depth++
+		}
+		blk.lines = append([]*gLine{{name: l.name, kind: gOpen}}, blk.lines...)
+		l.kind = gClose
+		blk.lines = append(blk.lines, l)
+		return
+	}
+	l.depth, l.kind = len(blk.stack), gLeaf
+	blk.lines = append(blk.lines, l)
+}
+
+// flush appends the blocks that are done: their outermost call returned,
+// quiet since before quietSince, or all of them.
+func (gr *graph) flush(dst []byte, quietSince time.Time, all bool) []byte {
+	keep := gr.order[:0]
+	for _, k := range gr.order {
+		blk := gr.blocks[k]
+		if all || len(blk.stack) == 0 || blk.seen.Before(quietSince) {
+			dst = blk.appendTo(dst, k, gr.boot)
+			delete(gr.blocks, k)
+			continue
+		}
+		keep = append(keep, k)
+	}
+	gr.order = keep
+	return dst
+}
+
+// deadline is when the oldest open block goes quiet, zero without one.
+func (gr *graph) deadline() time.Time {
+	var d time.Time
+	for _, k := range gr.order {
+		if t := gr.blocks[k].seen.Add(TimelineQuiet); d.IsZero() || t.Before(d) {
+			d = t
+		}
+	}
+	return d
+}
+
+// graphDurWidth is the width of the duration column.
+const graphDurWidth = 14
+
+// appendTo appends a block: its header, then a line per call, the time
+// each took in a column on the left.
+func (blk *gBlock) appendTo(dst []byte, k graphKey, boot time.Time) []byte {
+	dst = append(dst, "skb 0x"...)
+	dst = strconv.AppendUint(dst, k.skb, 16)
+	dst = append(dst, " on CPU "...)
+	dst = strconv.AppendUint(dst, k.cpu, 10)
+	if !boot.IsZero() {
+		dst = append(dst, " at "...)
+		dst = boot.Add(time.Duration(blk.first)).AppendFormat(dst, "15:04:05.000000")
+	}
+	dst = append(dst, '\n')
+	for _, l := range blk.lines {
+		start := len(dst)
+		if l.hasD {
+			dst = strconv.AppendFloat(dst, float64(l.dur)/1e3, 'f', 3, 64)
+			dst = append(dst, " us"...)
+		}
+		dst = padLeft(dst, start, graphDurWidth, ' ')
+		dst = append(dst, " | "...)
+		for range l.depth {
+			dst = append(dst, "  "...)
+		}
+		switch l.kind {
+		case gOpen:
+			dst = append(append(dst, l.name...), "() {"...)
+		case gLeaf:
+			dst = append(append(append(dst, l.name...), "()"...), l.ret...)
+		case gClose:
+			dst = append(append(append(dst, "} "...), l.name...), l.ret...)
+		}
+		dst = append(append(dst, l.args...), '\n')
+	}
+	return append(dst, '\n')
+}

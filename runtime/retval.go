@@ -1,0 +1,53 @@
+package runtime
+
+import (
+	"encoding/binary"
+	"strconv"
+
+	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/lang/types"
+)
+
+// retClasses are the return classes of the functions skbret: probes
+// attach to, by name: a retval whose functions return different types
+// (types.FmtRet) is printed as its own function returns it.
+func retClasses(fa *FuncAttach) map[string]codegen.RetClass {
+	if fa == nil || len(fa.Ret) == 0 {
+		return nil
+	}
+	out := map[string]codegen.RetClass{}
+	for _, fns := range fa.Ret {
+		for _, f := range fns {
+			out[f.Name] = f.Ret
+		}
+	}
+	return out
+}
+
+// appendRet appends a value as function fn returns it: a pointer in hex,
+// an integer in decimal (the program sign- or zero-extended it), void as
+// "void". A function not known here prints as a signed integer.
+func appendRet(dst []byte, rc codegen.RetClass, known bool, raw []byte) []byte {
+	v := binary.LittleEndian.Uint64(raw)
+	switch {
+	case !known:
+		return strconv.AppendInt(dst, int64(v), 10)
+	case rc.Size == 0:
+		return append(dst, "void"...)
+	case rc.Ptr:
+		return strconv.AppendUint(append(dst, "0x"...), v, 16)
+	case rc.Signed:
+		return strconv.AppendInt(dst, int64(v), 10)
+	}
+	return strconv.AppendUint(dst, v, 10)
+}
+
+// appendArg appends a print argument's value; where is the record's
+// function, which a mixed retval is printed by.
+func (p *printer) appendArg(dst []byte, where string, a codegen.EventArg, raw []byte) []byte {
+	if a.Type.Kind == types.Int && a.Type.Fmt == types.FmtRet {
+		rc, ok := p.rets[where]
+		return appendRet(dst, rc, ok, raw)
+	}
+	return p.fmt.appendValue(dst, a.Type, raw)
+}
