@@ -75,7 +75,7 @@ func TestSkbRetDefault(t *testing.T) {
 // it does, the programs are only compiled.
 func TestSkbRetFexit(t *testing.T) {
 	opts := codegen.Options{
-		RetTargets: map[string][]codegen.SkbTarget{"ip_rcv_core": {{Name: "ip_rcv_core", Fentry: true, SkbArg: 0, NArgs: 2, Return: true, Ret: codegen.RetClass{Size: 8, Ptr: true}}}},
+		RetTargets:   map[string][]codegen.SkbTarget{"ip_rcv_core": {{Name: "ip_rcv_core", Fentry: true, SkbArg: 0, NArgs: 2, Return: true, Ret: codegen.RetClass{Size: 8, Ptr: true}}}},
 		EntryTargets: []codegen.SkbTarget{{Name: "ip_rcv_core", Fentry: true, SkbArg: 0}},
 	}
 	out := compileWith(t, `skbret:ip_rcv_core { print(retval, skb, duration, len) }`, opts)

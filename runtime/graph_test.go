@@ -80,4 +80,3 @@ func TestGraphBlocks(t *testing.T) {
 		t.Error("blocks are left after every one was printed")
 	}
 }
-
