@@ -50,7 +50,7 @@ func TestToolsAreListedAndLoad(t *testing.T) {
 			t.Errorf("%s: no shebang line", tool.Name)
 		}
 		// A tool's arguments are required where it uses them as numbers.
-		args := map[string][]string{"pktpath": {"0xdeadbeef"}}[tool.Name]
+		args := map[string][]string{"pktpath": {"0xdeadbeef"}, "funcgraph": {"0xdeadbeef"}}[tool.Name]
 		code, dump, errs := runCLI(t, append([]string{"-d", tool.Name}, args...)...)
 		if code != 0 || !strings.Contains(dump, "verifier processed") {
 			t.Errorf("%s does not load: %s", tool.Name, errs)
