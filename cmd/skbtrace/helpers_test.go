@@ -159,6 +159,9 @@ func stall(spec string) error {
 	if err != nil {
 		return err
 	}
+	// Closed with a reset, the socket retransmits no more: none can be
+	// traced after the count was read.
+	c.(*net.TCPConn).SetLinger(0)
 	return os.WriteFile(f[2], []byte(fmt.Sprintf("%d %s", after-before, c.LocalAddr())), 0o644)
 }
 

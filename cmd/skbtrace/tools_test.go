@@ -275,7 +275,10 @@ func tcpretrans(t *testing.T, n int, mode string) {
 	port := 4646
 	peer := fmt.Sprintf("10.200.%d.2:%d", n, port)
 	countFile := filepath.Join(t.TempDir(), "retrans")
-	traffic := fmt.Sprintf("ip netns exec %s env SKBTRACE_SERVE=%s %s & sleep 0.3; ip netns exec %s env SKBTRACE_STALL=%s,1500,%s %s; kill $!",
+	// The client holds its unanswered segment 1 s: the RTO doubles from
+	// 200 ms, so retransmissions come near 0.2, 0.6 and 1.4 s, and the
+	// count is read far from either side of one.
+	traffic := fmt.Sprintf("ip netns exec %s env SKBTRACE_SERVE=%s %s & sleep 0.3; ip netns exec %s env SKBTRACE_STALL=%s,1000,%s %s; kill $!",
 		ns2, peer, os.Args[0], ns1, peer, countFile, os.Args[0])
 	args := []string{"-c", traffic, "tcpretrans"}
 	if mode == "-c" {
