@@ -77,11 +77,12 @@ func tcAttach(t *testing.T, ns, dev string, where ebpf.AttachType, insns asm.Ins
 // TestVlanOutOfBand sends datagrams tagged out of band between the
 // veths. `vlan 10` matches the hops that carry the tag as tcpdump on the
 // wire would (v1's transmit, v2's receive), `vlan 11` none, and
-// `... and not vlan` only the others; -w writes the tag after the MAC addresses, so that
-// tshark and tcpdump read VLAN 10 with the IP and UDP headers after it;
-// the vlan field says 10.
+// `... and not vlan` only the others; -w writes the tag after the MAC
+// addresses, so that tshark and tcpdump read VLAN 10 with the IP and UDP
+// headers after it; the vlan field says 10. A bulk TCP transfer's paged
+// skbs are written whole, tag and fragments, as sent.
 func TestVlanOutOfBand(t *testing.T) {
-	ns1, _ := vlanPair(t, 14)
+	ns1, ns2 := vlanPair(t, 14)
 	const sent, size = 2, 20
 	send := "ip netns exec " + ns1 + " " + sendCommand("10.200.14.2:4761", sent, size, 0)
 	file := t.TempDir() + "/vlan.pcapng"
@@ -127,4 +128,6 @@ tracepoint:net:net_dev_start_xmit /pcap("vlan 11 and udp dst port 4761")/ { prin
 	if want := strings.Repeat("v1 10\n", sent); code != 0 || printed != want {
 		t.Errorf("exit %d, printed:\n%s\nwant:\n%s%s", code, printed, want, errs)
 	}
+
+	checkBulk(t, ns1, ns2, "10.200.14.2:4800", "0", "vlan 10 and tcp dst port 4800", true)
 }
