@@ -85,6 +85,9 @@ func valueSize(mi *check.MapInfo) uint32 {
 
 func (ms *mapSet) spec(mi *check.MapInfo) (*ebpf.MapSpec, error) {
 	name := MapName(mi.Name)
+	if phys, _, ok := Packed(ms.info, mi.Name); ok {
+		name = phys
+	}
 	if s, ok := ms.specs[name]; ok {
 		return s, nil
 	}
@@ -288,7 +291,10 @@ func (g *gen) buildKey(m *lang.MapExpr) (int16, error) {
 	if err != nil {
 		return 0, err
 	}
-	if len(m.Keys) == 0 {
+	if _, index, ok := Packed(g.info, m.Name); ok {
+		// Its element in the map it shares.
+		g.emit(storeImm64(key, int32(index)))
+	} else if len(m.Keys) == 0 {
 		// A keyless map's key is a zero (a histogram's, its bucket,
 		// written after).
 		g.zero(key, size)

@@ -34,11 +34,10 @@ func (s *Session) printMapsBpftrace(w io.Writer) error {
 // printMapBpftrace prints one map as bpftrace's print(@m) does.
 func (s *Session) printMapBpftrace(w io.Writer, name string) error {
 	mi := s.info.Maps[name]
-	m := s.coll.Maps[codegen.MapName(name)]
-	if m == nil || mi == nil {
+	if m, _ := s.scriptMap(name); m == nil || mi == nil {
 		return nil
 	}
-	entries, err := s.readMap(mi, m)
+	entries, err := s.readMap(mi)
 	if err != nil {
 		return err
 	}

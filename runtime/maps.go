@@ -28,7 +28,20 @@ type mapEntry struct {
 
 // readMap decodes a map's elements: keys formatted by their types, per-CPU
 // values combined by the aggregation.
-func (s *Session) readMap(mi *check.MapInfo, m *ebpf.Map) ([]mapEntry, error) {
+func (s *Session) readMap(mi *check.MapInfo) ([]mapEntry, error) {
+	m, packedKey := s.scriptMap(mi.Name)
+	if m == nil {
+		return nil, nil
+	}
+	if packedKey != nil {
+		var many [][]byte
+		if err := m.Lookup(packedKey, &many); errors.Is(err, ebpf.ErrKeyNotExist) {
+			return nil, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("read @%s: %w", mi.Name, err)
+		}
+		return []mapEntry{{key: s.formatKey(mi, packedKey), value: combine(mi.Value, many)}}, nil
+	}
 	var out []mapEntry
 	key := make([]byte, m.KeySize())
 	perCPU := m.Type() == ebpf.PerCPUHash
@@ -82,11 +95,10 @@ func (s *Session) PrintMaps(w io.Writer) error {
 // it reports whether it printed anything.
 func (s *Session) printMap(w io.Writer, name string, first bool) (bool, error) {
 	mi := s.info.Maps[name]
-	m := s.coll.Maps[codegen.MapName(name)]
-	if m == nil || mi == nil {
+	if mi == nil {
 		return false, nil
 	}
-	entries, err := s.readMap(mi, m)
+	entries, err := s.readMap(mi)
 	if err != nil || len(entries) == 0 {
 		return false, err
 	}
@@ -178,8 +190,20 @@ func (s *Session) printHists(w io.Writer, name string, mi *check.MapInfo, entrie
 // to 0 instead. The keys are collected first: deleting while walking with
 // NextKey would restart the walk.
 func (s *Session) clearMap(name string, zero bool) error {
-	m := s.coll.Maps[codegen.MapName(name)]
+	m, packedKey := s.scriptMap(name)
 	if m == nil {
+		return nil
+	}
+	if packedKey != nil {
+		var err error
+		if zero {
+			err = zeroValue(m, packedKey)
+		} else {
+			err = m.Delete(packedKey)
+		}
+		if err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+			return fmt.Errorf("clear @%s: %w", name, err)
+		}
 		return nil
 	}
 	var keys [][]byte
@@ -240,4 +264,14 @@ func (s *Session) formatKey(mi *check.MapInfo, key []byte) string {
 		out[i] = s.fmt.value(p.Type, key[p.Offset:p.Offset+p.Size])
 	}
 	return "[" + strings.Join(out, ", ") + "]"
+}
+
+// scriptMap is the kernel map that holds the script's map name and, where
+// it shares one with other keyless aggregations (codegen.Packed), the key
+// of its one element there.
+func (s *Session) scriptMap(name string) (m *ebpf.Map, packedKey []byte) {
+	if phys, index, ok := codegen.Packed(s.info, name); ok {
+		return s.coll.Maps[phys], binary.LittleEndian.AppendUint64(nil, index)
+	}
+	return s.coll.Maps[codegen.MapName(name)], nil
 }
