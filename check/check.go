@@ -26,6 +26,10 @@ type Options struct {
 	// (resolving a * category) and its format file. It is asked only for
 	// tracepoints a script reads by their format fields, as bpftrace does.
 	TracepointFormat func(category, name string) (string, string, error)
+	// MatchFuncs, when set, lists the traceable kernel functions whose
+	// names match a glob, for kprobe:GLOB and the like. Without it, or
+	// where it fails, every function BTF describes is a candidate.
+	MatchFuncs func(glob string) ([]string, error)
 }
 
 // Check resolves every name of a script and computes every expression's type.

@@ -161,6 +161,10 @@ func (c *checker) rawArg(e *lang.Ident, n int) types.Type {
 				return p.Type
 			}
 		}
+		if why := c.argMismatch("", n); why != "" {
+			c.errorf(e, globHint, "%s cannot be read here: %s", e.Name, why)
+			return types.Bad
+		}
 		c.errorf(e, "", "%s: this function has %d arguments", e.Name, len(c.ctx.Params))
 		return types.Bad
 	}
@@ -181,7 +185,11 @@ func (c *checker) useField(e *lang.Ident, f *stdlib.Field) types.Type {
 	const where = "skb fields are known in skb:, in kprobe/fentry on a function taking a struct sk_buff *, and in tracepoints that carry one"
 	switch {
 	case f.Needs&stdlib.NeedSkb != 0 && !c.ctx.Skb:
-		c.ctxErrorf(e, where, "%s needs an skb, and this probe has none", e.Name)
+		hint := where
+		if why := c.globLacks("a struct sk_buff *", func(f *SpecInfo) bool { return f.SkbParam >= 0 }); why != "" {
+			hint = why
+		}
+		c.ctxErrorf(e, hint, "%s needs an skb, and this probe has none", e.Name)
 		return types.Bad
 	case f.Needs&stdlib.NeedRetval != 0 && c.ctx.RetvalDiffers != nil:
 		if !c.retvalReported[c.ctx] {
@@ -330,6 +338,10 @@ func (c *checker) field(e *lang.FieldExpr) types.Type {
 		}
 		if c.isFormatField(e.Name) {
 			hint = e.Name + " is a format field of this tracepoint, read as bpftrace reads it; skb fields, argN and bare argument names need the raw arguments, so a probe reads one or the other"
+		}
+		if why := c.argMismatch(e.Name, -1); why != "" {
+			c.errorf(e, globHint, "args.%s cannot be read here: %s", e.Name, why)
+			return types.Bad
 		}
 		c.errorf(e, hint, "no argument %q in this probe", e.Name)
 		return types.Bad

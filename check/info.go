@@ -141,6 +141,16 @@ type SpecInfo struct {
 	Record   *btf.Struct
 	DataLocs map[string]DataLoc
 	Category string
+	// Funcs are, for a function probe with a glob (kprobe:tcp_*), one
+	// SpecInfo per function it matches, each with its own prototype and
+	// Func; the spec's Params are those all of them have alike.
+	Funcs []*SpecInfo
+	// Func is the function of one of Funcs.
+	Func string
+	// Ret is, on a return probe's glob, this function's return type
+	// (RetVoid: it returns nothing); the code reads retval as that type.
+	Ret     types.Type
+	RetVoid bool
 }
 
 // Param is a typed probe argument.

@@ -37,6 +37,9 @@ func (c *checker) probeContext(p *lang.Probe) *ProbeInfo {
 			// SkbParam and ReasonParam index Params: no arguments, no skb
 			// or reason from them (a kretprobe's skb argument is gone).
 			si.Params, si.SkbParam, si.ReasonParam = nil, -1, -1
+			for _, f := range si.Funcs {
+				f.Params, f.SkbParam, f.ReasonParam = nil, -1, -1
+			}
 		}
 		pi.Skb = pi.Skb && skb
 		pi.Reason = pi.Reason && reason
@@ -59,6 +62,9 @@ func (c *checker) probeContext(p *lang.Probe) *ProbeInfo {
 			pi.Retval = types.Bad
 		}
 		pi.Params = commonParams(pi.Params, si.Params)
+		if pi.Params == nil && globSpecs(pi) {
+			pi.Params = []Param{}
+		}
 		if pi.Params == nil && pi.NoArgs == "" {
 			pi.NoArgs = "the probes of this list have different arguments"
 		}
@@ -85,6 +91,18 @@ func (c *checker) provides(si *SpecInfo) (skb, reason, fn bool, retval types.Typ
 		return true, true, true, retval, "skb:" + si.Spec.Target + " matches many functions with different arguments; use kprobe:FN or fentry:FN for args"
 	case lang.ProbeSkbRet:
 		return true, false, true, c.skbRetType(si.Spec.Target), "skbret:" + si.Spec.Target + " matches many functions with different arguments; use fexit:FN for args"
+	case lang.ProbeKprobe, lang.ProbeFentry, lang.ProbeKretprobe, lang.ProbeFexit:
+		if len(si.Funcs) == 0 {
+			break
+		}
+		ret := si.Spec.Kind == lang.ProbeKretprobe || si.Spec.Kind == lang.ProbeFexit
+		skb, reason, retval = c.globProvides(si, ret)
+		if si.Spec.Kind == lang.ProbeKretprobe {
+			return false, false, true, retval, "a kretprobe does not see the arguments; use fexit:" + si.Spec.Target
+		}
+		return skb, reason, true, retval, ""
+	}
+	switch si.Spec.Kind {
 	case lang.ProbeKprobe, lang.ProbeFentry:
 		return si.SkbParam >= 0, si.ReasonParam >= 0, true, retval, ""
 	case lang.ProbeFexit:
@@ -143,6 +161,10 @@ func (c *checker) spec(s *lang.ProbeSpec, use argUse) *SpecInfo {
 			c.errorf(s, "a glob has * (any run), ? (one character) and [a-z] (a class), e.g. skb:ip_*", "invalid pattern %q: %v", s.Target, err)
 		}
 	case lang.ProbeKprobe, lang.ProbeKretprobe, lang.ProbeFentry, lang.ProbeFexit:
+		if IsFuncGlob(s.Target) {
+			c.funcGlob(si)
+			return si
+		}
 		var fn *btf.Func
 		err := c.opts.BTF.TypeByName(s.Target, &fn)
 		if err != nil {

@@ -52,6 +52,12 @@ type Program struct {
 	// functions a kprobe-form one attaches to.
 	Return bool
 	Ret    RetClass
+	// Functions are, for a kprobe or kretprobe glob (kprobe:tcp_*), the
+	// functions this program attaches to: those whose arguments it reads
+	// are where it reads them. The runtime attaches it with kprobe-multi
+	// or a kprobe each. (An fentry or fexit glob compiles to a program
+	// per function, with Function set.)
+	Functions []string
 }
 
 // KprobeForm reports whether p is an skb: program in the kprobe form: one
@@ -159,6 +165,14 @@ func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 	for pi, p := range s.Probes {
 		for si, spec := range info.Probes[p].Specs {
 			name := fmt.Sprintf("p%d_%d", pi, si)
+			if len(spec.Funcs) > 0 {
+				progs, err := compileGlob(s, info, ms, out, p, spec, name, opts.Ksym)
+				if err != nil {
+					return nil, err
+				}
+				out.Programs = append(out.Programs, progs...)
+				continue
+			}
 			var targets []SkbTarget
 			switch tps, ok := opts.SkbTargets[spec.Spec.Target]; {
 			case spec.Spec.Kind == lang.ProbeSkbRet:
@@ -192,23 +206,8 @@ func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 					n = fmt.Sprintf("%s_skb%d", name, tg.SkbArg)
 				}
 				prog, err := compileProbe(info, ms, out, p, spec, n, tg, opts.Ksym)
-				var ue *unsupportedError
-				if errors.As(err, &ue) {
-					// Point at the script, as the checker does.
-					d := &lang.Diagnostics{Src: s.Src}
-					d.Add(ue.span, "", "%s is not compiled yet", ue.what)
-					return nil, d
-				}
-				var big errTooLarge
-				if errors.As(err, &big) {
-					d := &lang.Diagnostics{Src: s.Src}
-					d.Add(spec.Spec.At, "split the probe into several, each with a part of the conditions; or count by key in a map instead of testing each value", "%v", err)
-					return nil, d
-				}
 				if err != nil {
-					d := &lang.Diagnostics{Src: s.Src}
-					d.Add(spec.Spec.At, "", "%v", err)
-					return nil, d
+					return nil, positioned(s, spec, err)
 				}
 				out.Programs = append(out.Programs, prog)
 			}
@@ -226,6 +225,22 @@ func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 		out.PerfBytes = ms.perfBytes()
 	}
 	return out, nil
+}
+
+// positioned points a generation error at the script, as the checker does.
+func positioned(s *lang.Script, spec *check.SpecInfo, err error) error {
+	d := &lang.Diagnostics{Src: s.Src}
+	var ue *unsupportedError
+	var big errTooLarge
+	switch {
+	case errors.As(err, &ue):
+		d.Add(ue.span, "", "%s is not compiled yet", ue.what)
+	case errors.As(err, &big):
+		d.Add(spec.Spec.At, "split the probe into several, each with a part of the conditions; or count by key in a map instead of testing each value", "%v", err)
+	default:
+		d.Add(spec.Spec.At, "", "%v", err)
+	}
+	return d
 }
 
 // gen generates one program.
@@ -313,13 +328,13 @@ func compileProbe(info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec
 		ps.Type, ps.AttachType, ps.AttachTo = ebpf.Tracing, ebpf.AttachTraceRawTp, spec.Spec.Name
 	case lang.ProbeFentry:
 		g.ctx = ctxArgs
-		ps.Type, ps.AttachType, ps.AttachTo = ebpf.Tracing, ebpf.AttachTraceFEntry, spec.Spec.Target
+		ps.Type, ps.AttachType, ps.AttachTo = ebpf.Tracing, ebpf.AttachTraceFEntry, funcTarget(spec)
 	case lang.ProbeFexit:
 		g.ctx = ctxArgs
-		ps.Type, ps.AttachType, ps.AttachTo = ebpf.Tracing, ebpf.AttachTraceFExit, spec.Spec.Target
+		ps.Type, ps.AttachType, ps.AttachTo = ebpf.Tracing, ebpf.AttachTraceFExit, funcTarget(spec)
 	case lang.ProbeKprobe, lang.ProbeKretprobe:
 		g.ctx = ctxRegs
-		ps.Type, ps.AttachTo = ebpf.Kprobe, spec.Spec.Target
+		ps.Type, ps.AttachTo = ebpf.Kprobe, funcTarget(spec)
 	case lang.ProbeSkbRet:
 		g.ctx = ctxRegs
 		ps.Type = ebpf.Kprobe

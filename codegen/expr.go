@@ -86,7 +86,8 @@ func (g *gen) expr(e lang.Expr) error {
 	if i, ok := g.info.ArgRefs[e]; ok {
 		idx := -1 - i // arg0..argN without a prototype
 		if i >= 0 {
-			idx = g.spec.Params[i].Index
+			// The probe's parameter: at the same place in every spec.
+			idx = g.info.Probes[g.probe].Params[i].Index
 		}
 		if err := g.loadArg(asm.R0, idx); err != nil {
 			return err
@@ -301,6 +302,14 @@ func (g *gen) context(e *lang.Ident, f *stdlib.Field) error {
 		} else {
 			// fexit: the return value follows the arguments.
 			g.emit(asm.LoadMem(asm.R0, asm.R9, int16(8*len(g.spec.Params)), asm.DWord))
+		}
+		if g.spec.Func != "" {
+			// A glob's function: its own return type, then the probe's.
+			if g.spec.RetVoid {
+				g.emit(asm.Mov.Imm(asm.R0, 0))
+			} else {
+				g.fit(asm.R0, g.spec.Ret)
+			}
 		}
 		g.fit(asm.R0, g.info.Types[e])
 	case "duration":

@@ -95,6 +95,10 @@ var suite = []string{
 	// fentry and fexit: this kernel refuses them; their structure is checked.
 	`fentry:tcp_v4_rcv { @[len, args.skb->len] = count() }`,
 	`fexit:tcp_v4_rcv { @[retval] = count() }`,
+	// Globs on function probes.
+	`kprobe:ip_rcv* { @[func, len, dport] = count() }`,
+	`kretprobe:tcp_v4_* { @[func, retval] = count() }`,
+	`fexit:ip_rcv* { @[func, retval, len] = count() }`,
 }
 
 // TestVerifierAcceptsScripts compiles every script of the suite and loads

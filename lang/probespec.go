@@ -79,12 +79,10 @@ func (l *lowerer) spec(g *gSpec) *ProbeSpec {
 	case ProbeInterval:
 		s.Period = l.interval(sp, rest)
 	case ProbeKprobe, ProbeKretprobe, ProbeFentry, ProbeFexit:
-		if rest == "" || !isIdent(rest) {
-			hint := "name one kernel function, e.g. " + string(k) + ":tcp_v4_rcv"
-			if strings.ContainsAny(rest, "*?[") {
-				hint = "to trace many functions that take an skb, use skb:" + rest
-			}
-			l.diags.Add(sp, hint, "%s needs one function name, got %q", k, rest)
+		// A glob (kprobe:tcp_*) attaches to every traceable function it
+		// matches, as skb: does.
+		if rest == "" || !isIdent(rest) && !(strings.ContainsAny(rest, "*?[") && isGlob(rest)) {
+			l.diags.Add(sp, "name a kernel function or a glob of them, e.g. "+string(k)+":tcp_v4_rcv or "+string(k)+":tcp_*", "%s needs a function name, got %q", k, rest)
 		}
 	case ProbeSkb, ProbeSkbRet:
 		if rest == "" {

@@ -27,6 +27,9 @@ type FuncAttach struct {
 	// all of them once, where the entry programs attach.
 	Ret     map[string][]SkbFunc
 	Entries []SkbFunc
+	// Kprobe is how the programs of kprobe: and kretprobe: globs attach
+	// (kprobe-multi or kprobe); their functions are in the programs.
+	Kprobe Backend
 	// Progress, when set, gets a progress line while many probes attach
 	// and detach (the CLI sets it when stderr is a terminal).
 	Progress io.Writer
@@ -83,8 +86,11 @@ func attachKprobe(prog *ebpf.Program, fn string, ret bool) (link.Link, error) {
 }
 
 // skip records a function that refused.
-func (a *AttachStats) skip(fn string, err error) {
-	r := skipReason(a.Backend, err)
+func (a *AttachStats) skip(fn string, err error) { a.skipWith(a.Backend, fn, err) }
+
+// skipWith records a function that refused backend b.
+func (a *AttachStats) skipWith(b Backend, fn string, err error) {
+	r := skipReason(b, err)
 	a.Skipped[r] = append(a.Skipped[r], fn)
 }
 
@@ -173,11 +179,13 @@ func (s *Session) attachFuncs(fa *FuncAttach) (*AttachStats, error) {
 	st := &AttachStats{Backend: fa.Backend, Skipped: map[string][]string{}}
 	start := time.Now()
 	pr := &progress{w: fa.Progress}
-	var kprobes []*codegen.Program
-	var fentries []*codegen.Program
+	var kprobes, fentries, globs []*codegen.Program
 	for _, p := range s.out.Programs {
 		switch {
 		case (p.Helper != "" && p.Helper != codegen.HelperEntry) || (p.Spec == nil && p.Helper == ""):
+		case len(p.Functions) > 0:
+			globs = append(globs, p)
+			pr.total += len(p.Functions)
 		case p.Function != "":
 			fentries = append(fentries, p)
 			pr.total++
@@ -186,13 +194,21 @@ func (s *Session) attachFuncs(fa *FuncAttach) (*AttachStats, error) {
 			pr.total += len(funcTargets(p, fa))
 		}
 	}
-	if len(kprobes)+len(fentries) == 0 {
+	if len(kprobes)+len(fentries)+len(globs) == 0 {
 		return nil, nil
 	}
 	// Entry programs first: a return finds the entry of each call that
 	// started after it attached.
 	slices.SortStableFunc(kprobes, byEntry)
 	slices.SortStableFunc(fentries, byEntry)
+	if st.Backend == "" && len(globs) > 0 {
+		st.Backend = fa.Kprobe
+	} else if st.Backend == "" {
+		st.Backend = BackendFentry
+	}
+	for _, p := range globs {
+		s.attachGlob(p, fa.Kprobe, st, pr)
+	}
 	for _, p := range kprobes {
 		prog := s.coll.Programs[p.Name]
 		fns := funcTargets(p, fa)
@@ -223,7 +239,7 @@ func (s *Session) attachFuncs(fa *FuncAttach) (*AttachStats, error) {
 			}
 		}
 		if err != nil {
-			st.skip(p.Function, err)
+			st.skipWith(BackendFentry, p.Function, err)
 		}
 		pr.add(1)
 	}

@@ -113,6 +113,12 @@ func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (*S
 	cp.Programs = slices.Clone(out.Programs)
 	out = &cp
 	for i, p := range out.Programs {
+		if len(p.Functions) > 0 && opts.Funcs != nil && opts.Funcs.Kprobe == BackendKprobeMulti {
+			pc := *p
+			pc.Prog = p.Prog.Copy()
+			pc.Prog.AttachType = ebpf.AttachTraceKprobeMulti
+			out.Programs[i] = &pc
+		}
 		if p.KprobeForm() {
 			if opts.Funcs == nil {
 				what := "skbret:"
@@ -173,7 +179,7 @@ func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (*S
 	}
 	warmProgRun(out)
 	for _, p := range out.Programs {
-		if p.Helper != "" || p.Function != "" || p.KprobeForm() {
+		if p.Helper != "" || p.Function != "" || p.KprobeForm() || len(p.Functions) > 0 {
 			continue // helpers, and skb: programs on functions, come next
 		}
 		switch p.Spec.Spec.Kind {

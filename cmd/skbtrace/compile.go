@@ -122,5 +122,6 @@ func dumpCode(o options, script *lang.Script, info *check.Info, stdout, stderr i
 // positional parameters, and tracefs formats for classic tracepoints.
 func checkOptions(spec *btf.Spec, params []string, stderr io.Writer) check.Options {
 	warn := func(msg string) { fmt.Fprintf(stderr, "skbtrace: %s\n", msg) }
-	return check.Options{BTF: spec, Params: params, TracepointFormat: runtime.TracepointFormat(warn), TracepointExists: runtime.TracepointExists}
+	return check.Options{BTF: spec, Params: params, TracepointFormat: runtime.TracepointFormat(warn), TracepointExists: runtime.TracepointExists,
+		MatchFuncs: runtime.TraceableFuncs}
 }

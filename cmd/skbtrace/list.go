@@ -16,8 +16,13 @@ import (
 // list prints the probes matching a pattern, as bpftrace -l does: the skb:
 // functions discovery finds, and the tracepoints that carry an sk_buff. The
 // pattern matches the whole probe (skb:ip_*) or the bare name (ip_*). With
-// -v, each line has the prototype and the skb's position.
+// -v, each line has the prototype and the skb's position. A pattern of
+// another kind (tracepoint:net:*, kprobe:tcp_*) or `struct NAME` is
+// listOther's.
 func list(o options, pattern string, stdout, stderr io.Writer) int {
+	if code, ok := listOther(o, pattern, stdout, stderr); ok {
+		return code
+	}
 	d, _, err := runtime.CachedDiscovery(o.btfFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "skbtrace: %v\n", err)

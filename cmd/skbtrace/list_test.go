@@ -63,3 +63,60 @@ func TestForcedBackendsNameTheMissingFeature(t *testing.T) {
 		t.Errorf("--backend bogus: exit %d, %s", code, errs)
 	}
 }
+
+// TestListEveryKind checks -l and -lv of the other probe kinds against this
+// kernel: every tracepoint of a tracefs category, with its format fields as
+// bpftrace prints them; kernel functions by kprobe and fentry globs, with
+// their arguments and return type; a struct's members.
+func TestListEveryKind(t *testing.T) {
+	code, out, errs := runCLI(t, "-l", "tracepoint:net:*")
+	if code != 0 || !strings.Contains(out, "tracepoint:net:netif_receive_skb\n") || !strings.Contains(out, "tracepoint:net:net_dev_xmit\n") {
+		t.Fatalf("-l tracepoint:net:*: exit %d %s\n%s", code, errs, out)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if !strings.HasPrefix(l, "tracepoint:net:") {
+			t.Errorf("-l tracepoint:net:* lists %q", l)
+		}
+	}
+	code, out, _ = runCLI(t, "-lv", "tracepoint:net:netif_receive_skb")
+	want := "tracepoint:net:netif_receive_skb\n    void * skbaddr\n    unsigned int len\n    __data_loc char[] name\n"
+	if code != 0 || out != want {
+		t.Errorf("-lv tracepoint: exit %d\n%q\nwant %q", code, out, want)
+	}
+	// A tracepoint that carries no sk_buff is listed too.
+	if code, out, _ = runCLI(t, "-l", "t:syscalls:sys_enter_openat"); code != 0 || out != "tracepoint:syscalls:sys_enter_openat\n" {
+		t.Errorf("-l t:syscalls:sys_enter_openat: exit %d %q", code, out)
+	}
+	code, out, _ = runCLI(t, "-l", "kprobe:tcp_v4_*")
+	if code != 0 || !strings.Contains(out, "kprobe:tcp_v4_connect\n") || !strings.Contains(out, "kprobe:tcp_v4_rcv\n") || strings.Contains(out, "tcp_v6") {
+		t.Errorf("-l kprobe:tcp_v4_*: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "-l", "fentry:ip_rcv*")
+	if code != 0 || !strings.Contains(out, "fentry:ip_rcv\n") || !strings.Contains(out, "fentry:ip_rcv_finish\n") {
+		t.Errorf("-l fentry:ip_rcv*: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "-lv", "fexit:tcp_v4_connect")
+	want = "fexit:tcp_v4_connect\n    struct sock * sk\n    struct sockaddr * uaddr\n    int addr_len\n    int retval\n"
+	if code != 0 || out != want {
+		t.Errorf("-lv fexit:tcp_v4_connect: exit %d\n%q\nwant %q", code, out, want)
+	}
+	code, out, _ = runCLI(t, "-lv", "struct sock")
+	for _, w := range []string{"struct sock {\n", "    struct sock_common __sk_common;\n", "    u32 sk_max_ack_backlog;\n", "\n};\n"} {
+		if code != 0 || !strings.Contains(out, w) {
+			t.Errorf("-lv 'struct sock' lacks %q: exit %d\n%s", w, code, out)
+		}
+	}
+	// Anonymous unions are spelled out: skb->dev is in one.
+	if code, out, _ = runCLI(t, "-lv", "struct sk_buff"); code != 0 || !strings.Contains(out, "            struct net_device *dev;\n") || !strings.Contains(out, "    char cb[48];\n") {
+		t.Errorf("-lv 'struct sk_buff': exit %d\n%s", code, out)
+	}
+	for _, p := range []string{"kprobe:no_such_fn*", "tracepoint:net:no_such_*"} {
+		code, _, errs = runCLI(t, "-l", p)
+		if code != 1 || errs != "skbtrace: no probe matches \""+p+"\"\n" {
+			t.Errorf("-l %s: exit %d %q", p, code, errs)
+		}
+	}
+	if code, _, errs = runCLI(t, "-lv", "struct no_such_struct"); code != 1 || !strings.Contains(errs, "no struct matches") {
+		t.Errorf("-lv struct no_such_struct: exit %d %q", code, errs)
+	}
+}

@@ -149,6 +149,9 @@ func trace(o options, script *lang.Script, info *check.Info, spec *btf.Spec, std
 func compileFor(o options, script *lang.Script, info *check.Info, spec *btf.Spec, stderr io.Writer) (*codegen.Output, *runtime.FuncAttach, error) {
 	opts, funcs, err := skbBackend(o, script, spec, stderr)
 	if err == nil {
+		funcs, err = globBackend(o, info, funcs)
+	}
+	if err == nil {
 		err = eventOptions(o, &opts)
 	}
 	if err != nil {
@@ -422,8 +425,15 @@ func parseSize(s string) (int64, error) {
 func countProbes(out *codegen.Output, st *runtime.AttachStats) int {
 	n := 0
 	for _, p := range out.Programs {
-		if p.Helper == "" && !p.KprobeForm() && p.Function == "" {
+		if p.Helper == "" && !p.KprobeForm() && p.Function == "" && len(p.Functions) == 0 {
 			n++
+		}
+		if st == nil && p.Helper == "" && p.Spec.Spec.Kind != lang.ProbeSkb {
+			// A glob's functions, before they attach: what it matched.
+			n += len(p.Functions)
+			if p.Function != "" {
+				n++
+			}
 		}
 	}
 	if st != nil {

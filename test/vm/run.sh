@@ -67,6 +67,8 @@ boot() {
 	cp "$bin" "$stage/usr/local/bin/skbtrace"
 	cp "$run/vmtool" "$stage/usr/local/bin/vmtool"
 	chmod 755 "$stage/init" "$stage/usr/local/bin/"*
+	# Scripts the cases run as files (bpftrace's tools): /vm/testdata.
+	cp -r "$HERE/testdata" "$stage/vm/testdata"
 	if [ -n "$script" ]; then
 		cp "$script" "$stage/vm/main.sh"
 		[ ${#cases[@]} -eq 0 ] || cp -r "${cases[@]}" "$stage/vm/"
