@@ -36,28 +36,48 @@ func globBackend(o options, info *check.Info, fa *runtime.FuncAttach) (*runtime.
 		fa = &runtime.FuncAttach{}
 	}
 	if fentry != nil {
-		if err := runtime.ProbeBackend(runtime.BackendFentry, fentry.Funcs[0].Func); err != nil {
+		if err := probeSome(runtime.BackendFentry, fentry); err != nil {
 			return nil, fmt.Errorf("%s: %w", fentry.Spec.Text, err)
 		}
 	}
 	if kprobe == nil {
 		return fa, nil
 	}
-	fn := kprobe.Funcs[0].Func
 	switch runtime.Backend(o.backend) {
 	case runtime.BackendKprobeMulti, runtime.BackendKprobe:
 		fa.Kprobe = runtime.Backend(o.backend)
-		if err := runtime.ProbeBackend(fa.Kprobe, fn); err != nil {
+		if err := probeSome(fa.Kprobe, kprobe); err != nil {
 			return nil, fmt.Errorf("%s: --backend %s: %w", kprobe.Spec.Text, o.backend, err)
 		}
 		return fa, nil
 	}
 	fa.Kprobe = runtime.BackendKprobeMulti
-	if runtime.ProbeBackend(fa.Kprobe, fn) != nil {
+	if probeSome(fa.Kprobe, kprobe) != nil {
 		fa.Kprobe = runtime.BackendKprobe
-		if err := runtime.ProbeBackend(fa.Kprobe, fn); err != nil {
+		if err := probeSome(fa.Kprobe, kprobe); err != nil {
 			return nil, fmt.Errorf("%s: %w", kprobe.Spec.Text, err)
 		}
 	}
 	return fa, nil
+}
+
+// probeSome checks that backend b works on this kernel with one of the
+// first functions a glob matches: one function may refuse on its own (too
+// many arguments for a trampoline), which is that function's skip, not the
+// backend's failure.
+func probeSome(b runtime.Backend, si *check.SpecInfo) error {
+	var first error
+	for i, f := range si.Funcs {
+		if i == 5 {
+			break
+		}
+		err := runtime.ProbeBackend(b, f.Func)
+		if err == nil {
+			return nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
 }
