@@ -428,7 +428,7 @@ func countProbes(out *codegen.Output, st *runtime.AttachStats) int {
 		if p.Helper == "" && !p.KprobeForm() && p.Function == "" && len(p.Functions) == 0 {
 			n++
 		}
-		if st == nil && p.Helper == "" && p.Spec.Spec.Kind != lang.ProbeSkb {
+		if st == nil && p.Helper == "" && p.Spec != nil && p.Spec.Spec.Kind != lang.ProbeSkb {
 			// A glob's functions, before they attach: what it matched.
 			n += len(p.Functions)
 			if p.Function != "" {
