@@ -10,27 +10,38 @@ import (
 )
 
 // The return side of skb: probes (skbret:GLOB). An entry program on every
-// function an skbret: glob matches stashes the skb and the time in
-// EntryMap, keyed by the task (the CPU where there is none: idle tasks
-// all have pid 0) and the function; the return program takes them out
-// again, so the skb fields and duration work where the arguments are gone
-// (kretprobes, kprobe-multi returns). A function that calls itself on the
-// same task keeps the innermost entry only: the outer return finds none
-// and is not reported.
+// function an skbret: glob matches pushes the skb and the time on a small
+// stack in EntryMap, keyed by the task (the CPU where there is none: idle
+// tasks all have pid 0) and the function; the return program pops them,
+// so the skb fields and duration work where the arguments are gone
+// (kretprobes, kprobe-multi returns). The stack pairs the calls of a
+// function that runs again inside itself on one task (loopback: the
+// receive of a packet runs in its sender's ip_output, whose ICMP error
+// goes through ip_output again); past entryDepth deep, the returns of the
+// calls deeper are not reported.
 
 // EntryMap is where entry programs stash the skb and the time at entry.
 const EntryMap = "skbret_entry"
 
-// entryMapSize bounds the entries in flight; an LRU map forgets those of
-// returns never seen (a function whose return refused to attach).
-const entryMapSize = 16384
+// entryMapSize bounds the tasks and functions in flight; an LRU map
+// forgets those of returns never seen (a function whose return refused to
+// attach). entryDepth is how deep a function's calls nest on one task and
+// are still paired: each entry's value is a count, then entryDepth frames
+// of the skb and the time.
+const (
+	entryMapSize  = 16384
+	entryDepth    = 8
+	entryValue    = 8 + 16*entryDepth
+	entryFrameSkb = 8
+	entryFrameNs  = 16
+)
 
 // HelperEntry marks the entry programs skbret: probes add.
 const HelperEntry = "entry"
 
 func (ms *mapSet) entryMap() {
 	if _, ok := ms.specs[EntryMap]; !ok {
-		ms.specs[EntryMap] = &ebpf.MapSpec{Name: EntryMap, Type: ebpf.LRUHash, KeySize: 16, ValueSize: 16, MaxEntries: entryMapSize}
+		ms.specs[EntryMap] = &ebpf.MapSpec{Name: EntryMap, Type: ebpf.LRUHash, KeySize: 16, ValueSize: entryValue, MaxEntries: entryMapSize}
 	}
 }
 
@@ -67,16 +78,20 @@ func (g *gen) returnPrologue() error {
 	g.entrySkb, g.entryTime = slot, slot+8
 	g.entryKey(key)
 	g.lookup(EntryMap, key)
+	// Pop the innermost frame: count-1, read where it was kept.
 	g.emit(
 		asm.JEq.Imm(asm.R0, 0, exitLabel),
-		asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
+		asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
+		asm.JEq.Imm(asm.R1, 0, exitLabel),
+		asm.Sub.Imm(asm.R1, 1),
+		asm.StoreMem(asm.R0, 0, asm.R1, asm.Word),
+		asm.JGE.Imm(asm.R1, entryDepth, exitLabel),
+		asm.LSh.Imm(asm.R1, 4),
+		asm.Add.Reg(asm.R0, asm.R1),
+		asm.LoadMem(asm.R1, asm.R0, entryFrameSkb, asm.DWord),
 		asm.StoreMem(asm.RFP, g.entrySkb, asm.R1, asm.DWord),
-		asm.LoadMem(asm.R1, asm.R0, 8, asm.DWord),
+		asm.LoadMem(asm.R1, asm.R0, entryFrameNs, asm.DWord),
 		asm.StoreMem(asm.RFP, g.entryTime, asm.R1, asm.DWord),
-		asm.LoadMapPtr(asm.R1, 0).WithReference(EntryMap),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, int32(key)),
-		asm.FnMapDeleteElem.Call(),
 	)
 	return nil
 }
@@ -122,7 +137,11 @@ func compileEntry(ms *mapSet, tg SkbTarget, name string) (*Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	val, err := g.frame.keep(16)
+	skb, err := g.frame.keep(8)
+	if err != nil {
+		return nil, err
+	}
+	val, err := g.frame.keep(entryValue)
 	if err != nil {
 		return nil, err
 	}
@@ -131,10 +150,14 @@ func compileEntry(ms *mapSet, tg SkbTarget, name string) (*Program, error) {
 	if err := g.loadArg(asm.R0, tg.SkbArg); err != nil {
 		return nil, err
 	}
+	g.emit(asm.StoreMem(asm.RFP, skb, asm.R0, asm.DWord))
+	// The task's frames for this function, created empty the first time.
+	g.lookup(EntryMap, key)
+	g.emit(asm.JNE.Imm(asm.R0, 0, "have"))
+	for off := 0; off < entryValue; off += 8 {
+		g.emit(zero8(val + int16(off))...)
+	}
 	g.emit(
-		asm.StoreMem(asm.RFP, val, asm.R0, asm.DWord),
-		asm.FnKtimeGetNs.Call(),
-		asm.StoreMem(asm.RFP, val+8, asm.R0, asm.DWord),
 		asm.LoadMapPtr(asm.R1, 0).WithReference(EntryMap),
 		asm.Mov.Reg(asm.R2, asm.RFP),
 		asm.Add.Imm(asm.R2, int32(key)),
@@ -142,7 +165,27 @@ func compileEntry(ms *mapSet, tg SkbTarget, name string) (*Program, error) {
 		asm.Add.Imm(asm.R3, int32(val)),
 		asm.Mov.Imm(asm.R4, 0),
 		asm.FnMapUpdateElem.Call(),
-		asm.Mov.Imm(asm.R0, 0),
+	)
+	g.lookup(EntryMap, key)
+	g.emit(asm.JEq.Imm(asm.R0, 0, exitLabel))
+	// Push: the frame at count (when it fits), then count+1.
+	g.emit(
+		asm.Mov.Reg(asm.R6, asm.R0).WithSymbol("have"),
+		asm.LoadMem(asm.R7, asm.R6, 0, asm.Word),
+		asm.JGE.Imm(asm.R7, entryDepth, "count"),
+		asm.FnKtimeGetNs.Call(),
+		asm.Mov.Reg(asm.R1, asm.R7),
+		asm.LSh.Imm(asm.R1, 4),
+		asm.Mov.Reg(asm.R2, asm.R6),
+		asm.Add.Reg(asm.R2, asm.R1),
+		asm.StoreMem(asm.R2, entryFrameNs, asm.R0, asm.DWord),
+		asm.LoadMem(asm.R1, asm.RFP, skb, asm.DWord),
+		asm.StoreMem(asm.R2, entryFrameSkb, asm.R1, asm.DWord),
+		asm.Add.Imm(asm.R7, 1).WithSymbol("count"),
+		asm.StoreMem(asm.R6, 0, asm.R7, asm.Word),
+	)
+	g.emit(
+		asm.Mov.Imm(asm.R0, 0).WithSymbol(exitLabel),
 		asm.Return(),
 	)
 	ps.Instructions = g.insns

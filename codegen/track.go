@@ -86,7 +86,8 @@ func (g *gen) track() error {
 
 // trackGate starts every skb: program of a script that tracks. A followed
 // skb jumps to body: it runs the action whatever the predicate says. A
-// freed one ends the event: its path ended where it was freed, and the
+// freed one ends the event (an skbret: program's return runs the action:
+// below): its path ended where it was freed, and the
 // functions that release it, which still see its mark, must not follow it
 // again. A new skb at a freed one's address (its fingerprint differs) is
 // forgotten, and goes on to the predicate as any other.
@@ -107,6 +108,17 @@ func (g *gen) trackGate(body string) error {
 	g.emit(asm.StoreMem(asm.RFP, key, asm.R0, asm.DWord))
 	g.lookup(TrackedMap, key)
 	fresh, reused := g.label("untracked"), g.label("reused")
+	if g.target.Return {
+		// An skbret: program returns from a call whose skb its entry kept:
+		// followed or freed since (the call freed it, or was called as it
+		// was being freed; the freed skb's fingerprint is not to be trusted
+		// then: the allocator writes into it), the return is the followed
+		// packet's. A new skb at a freed one's address is forgotten by its
+		// first skb: program, at the entry of the call, before its return.
+		g.emit(asm.JEq.Imm(asm.R0, 0, fresh), asm.Ja.Label(body))
+		g.mark(fresh)
+		return nil
+	}
 	g.emit(
 		asm.JEq.Imm(asm.R0, 0, fresh),
 		asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),

@@ -144,8 +144,12 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	var err error
 	if args := fs.Args(); o.graph && !o.programSet && (len(args) == 0 || isSelection(args[0])) {
 		sel := ""
+		if len(args) > 1 {
+			fmt.Fprintf(stderr, "skbtrace: --graph takes one selection, and flags go before it (-c CMD --graph 'skb:ip_*'), not %q\n", args[1:])
+			return 1
+		}
 		if len(args) > 0 {
-			sel, params = args[0], args[1:]
+			sel = args[0]
 		}
 		if src, err = graphScript(sel, o.filter); err != nil {
 			fmt.Fprintf(stderr, "skbtrace: %v\n", err)

@@ -50,4 +50,8 @@ func TestGraphSelection(t *testing.T) {
 	if code := run([]string{"--graph", "--timeline", "skb:ip_rcv"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "choose one") {
 		t.Errorf("--graph with --timeline: exit %d, %s", code, errb.String())
 	}
+	errb.Reset()
+	if code := run([]string{"--graph", "skb:ip_rcv", "-c", "true"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "flags go before it") {
+		t.Errorf("--graph with a flag after the selection: exit %d, %s", code, errb.String())
+	}
 }
