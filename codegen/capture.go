@@ -125,7 +125,7 @@ func (g *gen) capture(c *lang.CallExpr) error {
 		return err
 	}
 	g.captureTag(rec, snap)
-	g.submitWith(rec, func(data, size asm.Register) {
+	g.submitWith(func(data, size asm.Register) {
 		g.emit(
 			asm.LoadMem(data, asm.RFP, sl.tmp, asm.DWord),
 			asm.LoadMem(size, asm.RFP, rec+CaptureLen, asm.DWord),

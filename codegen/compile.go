@@ -425,7 +425,7 @@ func compileProbe(info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec
 		asm.Mov.Imm(asm.R0, 0).WithSymbol(exitLabel),
 		asm.Return(),
 	)
-	ps.Instructions = peephole(g.insns)
+	ps.Instructions = dropCtxCopy(peephole(g.insns))
 	if n := mapsUsed(ps.Instructions); n > maxProgMaps {
 		return nil, fmt.Errorf("the probe uses %d maps, and the kernel lets one program use at most %d; split it into smaller probes", n, maxProgMaps)
 	}

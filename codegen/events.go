@@ -13,7 +13,7 @@ import (
 // The maps every script with output has.
 const (
 	EventsMap = "events" // the ring buffer of printf/print records
-	LostMap   = "lost"   // per-CPU count of records the ring buffer had no room for
+	LostMap   = "lost"   // the count of records the ring or perf buffer had no room for
 )
 
 // eventsBytes is the ring buffer's default size: 4 MiB; perfEventsBytes
@@ -101,7 +101,9 @@ func (ms *mapSet) eventMaps() {
 		}
 		ms.specs[EventsMap] = &ebpf.MapSpec{Name: EventsMap, Type: ebpf.RingBuf, MaxEntries: uint32(size)}
 	}
-	ms.specs[LostMap] = &ebpf.MapSpec{Name: LostMap, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8, MaxEntries: 1}
+	// One counter, added to atomically through its address (no lookup):
+	// only a record that finds no room touches it.
+	ms.specs[LostMap] = &ebpf.MapSpec{Name: LostMap, Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: 1}
 }
 
 // output compiles printf(...) and print(a, b, ...) into a ring buffer record.
@@ -188,15 +190,15 @@ func (g *gen) printHead(ev *Event, rec int16) error {
 // submit writes size bytes at rec to the ring buffer, counting a failure in
 // the lost map.
 func (g *gen) submit(rec int16, size int) {
-	g.submitWith(rec, func(data, n asm.Register) {
+	g.submitWith(func(data, n asm.Register) {
 		g.emit(asm.Mov.Reg(data, asm.RFP), asm.Add.Imm(data, int32(rec)), asm.Mov.Imm(n, int32(size)))
 	})
 }
 
 // submitWith writes a record to the ring buffer (or perf buffer): load
 // puts its address and size in the two registers it is given. A failure is
-// counted in the lost map; the 8 bytes at rec are then reused as its key.
-func (g *gen) submitWith(rec int16, load func(data, size asm.Register)) {
+// counted in the lost map.
+func (g *gen) submitWith(load func(data, size asm.Register)) {
 	sent := g.label("sent")
 	if g.maps.perf {
 		// bpf_perf_event_output(ctx, map, BPF_F_CURRENT_CPU, data, size)
@@ -217,15 +219,11 @@ func (g *gen) submitWith(rec int16, load func(data, size asm.Register)) {
 			asm.JEq.Imm(asm.R0, 0, sent),
 		)
 	}
-	// No room: count the loss, so that it is reported, never silent. The
-	// record's first word, its id, is done with: it holds the zero key.
-	g.emit(zero8(rec)...)
-	g.lookup(LostMap, rec)
+	// No room: count the loss, so that it is reported, never silent.
 	g.emit(
-		asm.JEq.Imm(asm.R0, 0, sent),
-		asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
-		asm.Add.Imm(asm.R1, 1),
-		asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
+		asm.LoadMapValue(asm.R1, 0, 0).WithReference(LostMap),
+		asm.Mov.Imm(asm.R2, 1),
+		asm.AddAtomic.Mem(asm.R1, asm.R2, asm.DWord, 0),
 	)
 	g.mark(sent)
 }

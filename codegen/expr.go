@@ -49,8 +49,16 @@ func (g *gen) fit(r asm.Register, t types.Type) {
 		return
 	}
 	if !t.Signed {
-		if n := len(g.insns); n > 0 && loadsExactly(g.insns[n-1], r, t.Size) {
+		n := len(g.insns)
+		if n > 0 && loadsExactly(g.insns[n-1], r, t.Size) {
 			// A load of the type's size has already zero-extended it.
+			return
+		}
+		if n > 0 && g.ctx == ctxArgs && loadsExactly(g.insns[n-1], r, 8) && g.insns[n-1].Src == asm.R9 {
+			// An argument of a BTF program: its low bytes (little-endian)
+			// are the narrower value, which a load of that size reads
+			// zero-extended.
+			g.insns[n-1] = asm.LoadMem(r, asm.R9, g.insns[n-1].Offset, sizeOf(t.Size))
 			return
 		}
 		switch t.Size {

@@ -76,3 +76,67 @@ func isReload(a, b asm.Instruction) bool {
 		b.OpCode.Class() == asm.LdXClass && b.OpCode.Mode() == asm.MemMode && b.Src == asm.RFP &&
 		a.Offset == b.Offset && a.OpCode.Size() == asm.DWord && b.OpCode.Size() == asm.DWord
 }
+
+// dropCtxCopy removes the program's first instruction, `mov r9, r1` (the
+// context kept for the whole program), where every use of R9 comes before
+// the first instruction that changes R1 (a helper call, or a write): those
+// read R1 instead. Positions decide it, so only for programs whose jumps all
+// go forward.
+func dropCtxCopy(insns asm.Instructions) asm.Instructions {
+	if len(insns) == 0 || insns[0].Symbol() != "" || insns[0].OpCode != asm.Mov.Reg(asm.R9, asm.R1).OpCode ||
+		insns[0].Dst != asm.R9 || insns[0].Src != asm.R1 {
+		return insns
+	}
+	at := map[string]int{}
+	for i, ins := range insns {
+		if sym := ins.Symbol(); sym != "" {
+			at[sym] = i
+		}
+	}
+	k := len(insns)
+	for i := 1; i < len(insns); i++ {
+		ins := insns[i]
+		cls := ins.OpCode.Class()
+		if cls.IsJump() {
+			op := ins.OpCode.JumpOp()
+			if op != asm.Exit && op != asm.Call {
+				if to, ok := at[ins.Reference()]; !ok || to <= i {
+					return insns // a backward or unlabelled jump
+				}
+			}
+		}
+		uses9 := ins.Dst == asm.R9 || ins.Src == asm.R9
+		if i >= k && uses9 {
+			return insns
+		}
+		if i < k && ins.Dst == asm.R9 && !(cls == asm.StXClass || cls == asm.StClass) {
+			return insns // R9 written: not the context any more
+		}
+		if k == len(insns) && (ins.IsBuiltinCall() || ins.IsFunctionCall() || ins.IsKfuncCall() || writesR1(ins)) {
+			k = i
+		}
+	}
+	out := make(asm.Instructions, 0, len(insns)-1)
+	for i, ins := range insns[1:] {
+		if i+1 < k {
+			if ins.Dst == asm.R9 {
+				ins.Dst = asm.R1
+			}
+			if ins.Src == asm.R9 {
+				ins.Src = asm.R1
+			}
+		}
+		out = append(out, ins)
+	}
+	return out
+}
+
+// writesR1 reports whether ins writes R1: an ALU operation, a load or a
+// 64-bit immediate into it.
+func writesR1(ins asm.Instruction) bool {
+	switch ins.OpCode.Class() {
+	case asm.ALUClass, asm.ALU64Class, asm.LdXClass, asm.LdClass:
+		return ins.Dst == asm.R1
+	}
+	return false
+}

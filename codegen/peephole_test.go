@@ -66,3 +66,37 @@ func TestPeepholeForwardsStores(t *testing.T) {
 		}
 	}
 }
+
+// TestDropCtxCopy checks that `mov r9, r1` goes where R9 is only read
+// before R1 changes (those reads take R1), and stays where R9 is read after
+// a helper call or a jump goes backward.
+func TestDropCtxCopy(t *testing.T) {
+	lookup := asm.FnMapLookupElem.Call()
+	early := asm.Instructions{
+		asm.Mov.Reg(asm.R9, asm.R1),
+		asm.LoadMem(asm.R0, asm.R9, 16, asm.Word),
+		asm.JEq.Imm(asm.R0, 0, "out"),
+		asm.StoreMem(asm.RFP, -8, asm.R0, asm.DWord),
+		lookup,
+		asm.Mov.Imm(asm.R0, 0).WithSymbol("out"),
+		asm.Return(),
+	}
+	out := dropCtxCopy(early)
+	if len(out) != len(early)-1 || out[0].Src != asm.R1 || out[0].Offset != 16 {
+		t.Errorf("R9 read before the call only: got\n%v", out)
+	}
+	late := append(asm.Instructions{}, early[:5]...)
+	late = append(late, asm.LoadMem(asm.R0, asm.R9, 8, asm.DWord), asm.Return())
+	if out := dropCtxCopy(late); len(out) != len(late) || out[0].Dst != asm.R9 {
+		t.Errorf("R9 read after the call: the copy must stay, got\n%v", out)
+	}
+	back := asm.Instructions{
+		asm.Mov.Reg(asm.R9, asm.R1),
+		asm.LoadMem(asm.R0, asm.R9, 0, asm.DWord).WithSymbol("top"),
+		asm.JEq.Imm(asm.R0, 0, "top"),
+		asm.Return(),
+	}
+	if out := dropCtxCopy(back); len(out) != len(back) {
+		t.Errorf("a backward jump: the copy must stay, got\n%v", out)
+	}
+}

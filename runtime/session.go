@@ -350,12 +350,8 @@ func (s *Session) Lost() (n uint64, buffer string) {
 	if m == nil {
 		return 0, buffer
 	}
-	var perCPU []uint64
-	if err := m.Lookup(uint32(0), &perCPU); err != nil {
+	if err := m.Lookup(uint32(0), &n); err != nil {
 		return 0, buffer
-	}
-	for _, v := range perCPU {
-		n += v
 	}
 	return n, buffer
 }
