@@ -22,9 +22,10 @@ func TestKprobeGlobGroups(t *testing.T) {
 			t.Fatalf("%s: not a kprobe glob program: %+v", p.Name, p)
 		}
 		all = append(all, p.Functions...)
-		// The first load from the context (R9) is the skb's register.
+		// The first load from the context (R9, or R1 where it is read
+		// before R1 changes) is the skb's register.
 		for _, ins := range p.Prog.Instructions {
-			if ins.OpCode.Class() == asm.LdXClass && ins.Src == asm.R9 {
+			if ins.OpCode.Class() == asm.LdXClass && (ins.Src == asm.R9 || ins.Src == asm.R1) {
 				skbRegs[ins.Offset] = true
 				break
 			}
