@@ -20,6 +20,7 @@ func send(args []string) int {
 	n := fs.Int("n", 1, "how many datagrams or connections")
 	tcp := fs.Bool("tcp", false, "connect with TCP instead of sending a UDP datagram")
 	sport := fs.Int("sport", 0, "the first source port, then +1 each (0: the kernel picks)")
+	timeout := fs.Duration("timeout", 2*time.Second, "how long a TCP connect waits for an answer")
 	fs.Parse(args)
 	if fs.NArg() < 1 || fs.NArg() > 2 {
 		fmt.Fprintln(os.Stderr, "vmtool send: ADDR:PORT [PAYLOAD]")
@@ -29,7 +30,7 @@ func send(args []string) int {
 	if fs.NArg() == 2 {
 		payload = fs.Arg(1)
 	}
-	d := net.Dialer{Timeout: 2 * time.Second}
+	d := net.Dialer{Timeout: *timeout}
 	if *mark != "" {
 		m, err := strconv.ParseUint(*mark, 0, 32)
 		if err != nil {
