@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -137,28 +136,11 @@ func readTraceable() (raw []byte, text bool, source string, err error) {
 // markTraceable sets names[n] for each name of the map that the list has;
 // with text, the list is kallsyms and only text symbols count.
 func markTraceable(raw []byte, text bool, names map[string]bool) {
-	for len(raw) > 0 {
-		line := raw
-		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
-			line, raw = raw[:i], raw[i+1:]
-		} else {
-			raw = nil
+	eachListed(raw, text, func(name []byte) {
+		if _, ok := names[string(name)]; ok {
+			names[string(name)] = true
 		}
-		if text {
-			// "ffffffff81000000 T name\t[module]"
-			i := bytes.IndexByte(line, ' ')
-			if i < 0 || i+3 >= len(line) || (line[i+1] != 't' && line[i+1] != 'T') {
-				continue
-			}
-			line = line[i+3:]
-		}
-		if j := bytes.IndexAny(line, " \t"); j >= 0 {
-			line = line[:j]
-		}
-		if _, ok := names[string(line)]; ok {
-			names[string(line)] = true
-		}
-	}
+	})
 }
 
 // Match keeps the functions whose name matches the glob.

@@ -41,6 +41,22 @@ func TraceableFuncs(glob string) ([]string, error) {
 // or, with text, kallsyms' text symbols.
 func traceableNames(raw []byte, text bool) []string {
 	var names []string
+	eachListed(raw, text, func(name []byte) {
+		// kallsyms' local symbols carry suffixes (.cold, .isra.0): not
+		// functions a probe can name.
+		if len(name) == 0 || bytes.IndexByte(name, '.') >= 0 || tracingMachinery(string(name)) {
+			return
+		}
+		names = append(names, string(name))
+	})
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// eachListed calls fn with each function name of available_filter_functions
+// ("name [module]" lines) or, with text, of kallsyms' text symbols
+// ("ffffffff81000000 T name\t[module]").
+func eachListed(raw []byte, text bool, fn func(name []byte)) {
 	for len(raw) > 0 {
 		line := raw
 		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
@@ -58,13 +74,6 @@ func traceableNames(raw []byte, text bool) []string {
 		if j := bytes.IndexAny(line, " \t"); j >= 0 {
 			line = line[:j]
 		}
-		// kallsyms' local symbols carry suffixes (.cold, .isra.0): not
-		// functions a probe can name.
-		if len(line) == 0 || bytes.IndexByte(line, '.') >= 0 || tracingMachinery(string(line)) {
-			continue
-		}
-		names = append(names, string(line))
+		fn(line)
 	}
-	slices.Sort(names)
-	return slices.Compact(names)
 }

@@ -1,15 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/cilium/ebpf"
+
+	"github.com/skbtrace/skbtrace/internal/syncbuf"
 )
 
 // progSize is one loaded program's size as the kernel reports it.
@@ -62,31 +62,13 @@ func progsAfter(after ebpf.ProgramID) []progSize {
 	}
 }
 
-// syncBuffer is a bytes.Buffer two goroutines can use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // attachedSize runs a tool on a script until it says it has attached
 // (skbtrace's "tracing", bpftrace's "Attaching"), reads the size of the
 // largest program it loaded, and stops the tool.
 func attachedSize(tool string, args ...string) (progSize, error) {
 	before := lastProgID()
 	cmd := exec.Command(tool, append(args, "-c", "/bin/sleep 10")...)
-	var out syncBuffer
+	var out syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		return progSize{}, err

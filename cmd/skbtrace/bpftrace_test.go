@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/skbtrace/skbtrace/internal/syncbuf"
 )
 
 // TestBpftraceParity runs each testdata/bpftrace/*.bt under bpftrace and
@@ -48,7 +50,7 @@ type tracer struct {
 	name string
 	cmd  *exec.Cmd
 	done chan struct{} // closed when it has ended
-	out  syncBuffer
+	out  syncbuf.Buffer
 	err  bytes.Buffer
 }
 

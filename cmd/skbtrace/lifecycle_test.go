@@ -18,6 +18,8 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
+
+	"github.com/skbtrace/skbtrace/internal/syncbuf"
 )
 
 // bpfObjects counts the BPF programs, maps and links in the kernel.
@@ -71,27 +73,10 @@ func waitNoLeak(t *testing.T, before bpfObjects) {
 type child struct {
 	cmd     *exec.Cmd
 	stdout  *os.File // read end of the child's stdout
-	stderr  syncBuffer
+	stderr  syncbuf.Buffer
 	tracing chan struct{} // closed when "tracing N probes" is on stderr
 	exited  chan struct{}
 	out     bytes.Buffer // what was read from stdout
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // startChild runs skbtrace with args; shell, when set, is a sh prefix
