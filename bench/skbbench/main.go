@@ -136,7 +136,7 @@ func main() {
 	out := flag.String("o", "", "write the Markdown here (default stdout)")
 	compile := flag.String("compile", "", "a file with `go test -bench` output for the compile table")
 	commit := flag.String("commit", "unknown", "the commit measured")
-	only := flag.String("only", "", "run only this section: overhead (the sender's rate traced, -w's cost included)")
+	only := flag.String("only", "", "run only this section: overhead (the sender's rate traced, -w's cost included) or sizes (program sizes)")
 	flag.Parse()
 	var w io.Writer = os.Stdout
 	if *out != "" {
@@ -159,8 +159,12 @@ func main() {
 	fmt.Fprintf(w, "Measured %s at commit %s on Linux %s, %d CPUs, %s; bpftrace: %s.\n",
 		time.Now().UTC().Format("2006-01-02"), *commit, utsString(uts.Release[:]), runtime.NumCPU(), cpuModel(), bpfVersion)
 	fmt.Fprintf(w, "Rerun with `make bench` (as root). Every figure below comes from that one run.\n\n")
-	if *only == "overhead" {
+	switch *only {
+	case "overhead":
 		overhead(w, *skbtrace, *bpftrace, *flood, *packets, haveBpftrace)
+		return
+	case "sizes":
+		sizes(w, *skbtrace, *bpftrace, haveBpftrace)
 		return
 	}
 
