@@ -24,8 +24,7 @@ import (
 // values of a record follow its function as name=value: retval as
 // " = VALUE", duration in the time column; skb, the block's, not at all.
 type graph struct {
-	blocks map[graphKey]*gBlock
-	order  []graphKey
+	open openBlocks[graphKey, *gBlock]
 	// boot is the wall-clock time of monotonic zero.
 	boot time.Time
 }
@@ -61,19 +60,14 @@ const (
 )
 
 func newGraph(boot time.Time) *graph {
-	return &graph{blocks: map[graphKey]*gBlock{}, boot: boot}
+	return &graph{boot: boot}
 }
 
 // add puts a print record into its skb and CPU's block.
 func (gr *graph) add(p *printer, ev *codegen.Event, b []byte) {
 	u := func(off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
 	k := graphKey{u(codegen.PrintSkb), u(codegen.PrintCPU)}
-	blk := gr.blocks[k]
-	if blk == nil {
-		blk = &gBlock{first: u(codegen.PrintTime)}
-		gr.blocks[k] = blk
-		gr.order = append(gr.order, k)
-	}
+	blk := gr.open.get(k, func() *gBlock { return &gBlock{first: u(codegen.PrintTime)} })
 	blk.seen = time.Now()
 	name := p.where(ev, b)
 	l := &gLine{name: name}
@@ -137,30 +131,18 @@ func (blk *gBlock) ret(l *gLine) {
 // flush appends the blocks that are done: their outermost call returned,
 // quiet since before quietSince, or all of them.
 func (gr *graph) flush(dst []byte, quietSince time.Time, all bool) []byte {
-	keep := gr.order[:0]
-	for _, k := range gr.order {
-		blk := gr.blocks[k]
-		if all || len(blk.stack) == 0 || blk.seen.Before(quietSince) {
-			dst = blk.appendTo(dst, k, gr.boot)
-			delete(gr.blocks, k)
-			continue
-		}
-		keep = append(keep, k)
-	}
-	gr.order = keep
-	return dst
+	return gr.open.flush(dst, quietSince, all, func(dst []byte, k graphKey, blk *gBlock) []byte {
+		return blk.appendTo(dst, k, gr.boot)
+	})
 }
 
 // deadline is when the oldest open block goes quiet, zero without one.
-func (gr *graph) deadline() time.Time {
-	var d time.Time
-	for _, k := range gr.order {
-		if t := gr.blocks[k].seen.Add(TimelineQuiet); d.IsZero() || t.Before(d) {
-			d = t
-		}
-	}
-	return d
-}
+func (gr *graph) deadline() time.Time { return gr.open.deadline() }
+
+func (blk *gBlock) lastSeen() time.Time { return blk.seen }
+
+// complete: the outermost call returned.
+func (blk *gBlock) complete() bool { return len(blk.stack) == 0 }
 
 // graphDurWidth is the width of the duration column.
 const graphDurWidth = 14

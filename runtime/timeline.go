@@ -22,9 +22,7 @@ var freeFuncs = []string{"kfree_skb", "consume_skb", "kfree_skbmem", "__kfree_sk
 // reason from another probe on kfree_skb, still joins it) or after
 // TimelineQuiet without a hop.
 type timeline struct {
-	blocks map[uint64]*tlBlock
-	// order lists the open blocks' skbs, oldest first.
-	order []uint64
+	open openBlocks[uint64, *tlBlock]
 }
 
 type tlBlock struct {
@@ -44,23 +42,21 @@ type grouper interface {
 	deadline() time.Time
 }
 
-func newTimeline() *timeline { return &timeline{blocks: map[uint64]*tlBlock{}} }
+func newTimeline() *timeline { return &timeline{} }
 
 // add appends a print record as a hop of its skb's block.
 func (tl *timeline) add(p *printer, ev *codegen.Event, b []byte) {
 	u := func(off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
 	skb, now := u(codegen.PrintSkb), u(codegen.PrintTime)
-	blk := tl.blocks[skb]
-	if blk == nil {
-		blk = &tlBlock{first: now}
+	blk := tl.open.get(skb, func() *tlBlock {
+		blk := &tlBlock{first: now}
 		blk.lines = append(blk.lines, "skb 0x"...)
 		blk.lines = strconv.AppendUint(blk.lines, skb, 16)
 		blk.lines = append(blk.lines, " at "...)
 		blk.lines = p.boot.Add(time.Duration(now)).AppendFormat(blk.lines, "15:04:05.000000")
 		blk.lines = append(blk.lines, '\n')
-		tl.blocks[skb] = blk
-		tl.order = append(tl.order, skb)
-	}
+		return blk
+	})
 	blk.seen = time.Now()
 	d := blk.lines
 	d = append(d, "  +"...)
@@ -76,27 +72,15 @@ func (tl *timeline) add(p *printer, ev *codegen.Event, b []byte) {
 // flush appends to dst the blocks that are done: freed, quiet since
 // before quietSince, or all of them.
 func (tl *timeline) flush(dst []byte, quietSince time.Time, all bool) []byte {
-	keep := tl.order[:0]
-	for _, skb := range tl.order {
-		blk := tl.blocks[skb]
-		if all || blk.closed || blk.seen.Before(quietSince) {
-			dst = append(append(dst, blk.lines...), '\n')
-			delete(tl.blocks, skb)
-			continue
-		}
-		keep = append(keep, skb)
-	}
-	tl.order = keep
-	return dst
+	return tl.open.flush(dst, quietSince, all, func(dst []byte, _ uint64, blk *tlBlock) []byte {
+		return append(append(dst, blk.lines...), '\n')
+	})
 }
 
 // deadline is when the oldest open block goes quiet, zero without one.
-func (tl *timeline) deadline() time.Time {
-	var d time.Time
-	for _, skb := range tl.order {
-		if t := tl.blocks[skb].seen.Add(TimelineQuiet); d.IsZero() || t.Before(d) {
-			d = t
-		}
-	}
-	return d
-}
+func (tl *timeline) deadline() time.Time { return tl.open.deadline() }
+
+func (blk *tlBlock) lastSeen() time.Time { return blk.seen }
+
+// complete: the skb was freed.
+func (blk *tlBlock) complete() bool { return blk.closed }
