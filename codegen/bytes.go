@@ -47,24 +47,6 @@ func (g *gen) strncmp(c *lang.CallExpr) error {
 			return err
 		}
 	}
-	differ, done := g.label("strncmp_ne"), g.label("strncmp")
-	for off := 0; off < n; off += 8 {
-		g.emit(
-			asm.LoadMem(asm.R0, asm.RFP, a+int16(off), asm.DWord),
-			asm.LoadMem(asm.R1, asm.RFP, b+int16(off), asm.DWord),
-		)
-		if k := n - off; k < 8 {
-			// Only the first k bytes count: the low ones, in memory order.
-			g.emit(
-				asm.LoadImm(asm.R2, int64(uint64(1)<<(8*k)-1), asm.DWord),
-				asm.And.Reg(asm.R0, asm.R2),
-				asm.And.Reg(asm.R1, asm.R2),
-			)
-		}
-		g.emit(asm.JNE.Reg(asm.R0, asm.R1, differ))
-	}
-	g.emit(asm.Mov.Imm(asm.R0, 0), asm.Ja.Label(done))
-	g.emit(asm.Mov.Imm(asm.R0, 1).WithSymbol(differ))
-	g.mark(done)
-	return g.vs.push(asm.R0)
+	// "!=" pushes 0 where the bytes agree, 1 where they differ.
+	return g.blobEqual(a, b, n, "!=")
 }

@@ -105,16 +105,25 @@ func (g *gen) copyFrame(dst, src int16, n int) {
 	}
 }
 
-// blobEqual compares n bytes (a multiple of 8) of two frame slots and
-// pushes 1 when they are equal (0 for !=, which inverts it).
+// blobEqual compares the first n bytes of two frame slots (8 at a time,
+// a partial last word masked) and pushes 1 when they are equal (0 for !=,
+// which inverts it).
 func (g *gen) blobEqual(a, b int16, n int, op string) error {
 	no, done := g.label("ne"), g.label("eq")
-	for off := int16(0); off < int16(n); off += 8 {
+	for off := 0; off < n; off += 8 {
 		g.emit(
-			asm.LoadMem(asm.R0, asm.RFP, a+off, asm.DWord),
-			asm.LoadMem(asm.R1, asm.RFP, b+off, asm.DWord),
-			asm.JNE.Reg(asm.R0, asm.R1, no),
+			asm.LoadMem(asm.R0, asm.RFP, a+int16(off), asm.DWord),
+			asm.LoadMem(asm.R1, asm.RFP, b+int16(off), asm.DWord),
 		)
+		if k := n - off; k < 8 {
+			// Only the first k bytes count: the low ones, in memory order.
+			g.emit(
+				asm.LoadImm(asm.R2, int64(uint64(1)<<(8*k)-1), asm.DWord),
+				asm.And.Reg(asm.R0, asm.R2),
+				asm.And.Reg(asm.R1, asm.R2),
+			)
+		}
+		g.emit(asm.JNE.Reg(asm.R0, asm.R1, no))
 	}
 	match, miss := int32(1), int32(0)
 	if op == "!=" {
