@@ -252,34 +252,27 @@ func (g *gen) update(label, mapName string, key, val int16) {
 // with n (written to R10+val) when there is none: count() and hist()'s
 // buckets.
 func (g *gen) addOrCreateImm(mapName string, key, val int16, n int32) {
-	create, done := g.label("create"), g.label("added")
-	g.lookup(mapName, key)
-	g.emit(
-		asm.JEq.Imm(asm.R0, 0, create),
-		asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
-		asm.Add.Imm(asm.R1, n),
-		asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
-		asm.Ja.Label(done),
-		storeImm64(val, n).WithSymbol(create),
-	)
-	g.update("", mapName, key, val)
-	g.mark(done)
+	g.addOrCreateWith(mapName, key, val, []asm.Instruction{asm.Add.Imm(asm.R1, n)}, storeImm64(val, n))
 }
 
 // addOrCreate adds the u64 at R10+val to the element at R10+key, creating
 // the element with that value when there is none.
 func (g *gen) addOrCreate(mapName string, key, val int16) {
+	g.addOrCreateWith(mapName, key, val, []asm.Instruction{asm.LoadMem(asm.R2, asm.RFP, val, asm.DWord), asm.Add.Reg(asm.R1, asm.R2)})
+}
+
+// addOrCreateWith looks up the element at R10+key: where it is, add adds
+// to R1, its value; where it is not, first (if any) writes R10+val, and the
+// element is created with R10+val.
+func (g *gen) addOrCreateWith(mapName string, key, val int16, add []asm.Instruction, first ...asm.Instruction) {
 	create, done := g.label("create"), g.label("added")
 	g.lookup(mapName, key)
-	g.emit(
-		asm.JEq.Imm(asm.R0, 0, create),
-		asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
-		asm.LoadMem(asm.R2, asm.RFP, val, asm.DWord),
-		asm.Add.Reg(asm.R1, asm.R2),
-		asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord),
-		asm.Ja.Label(done),
-	)
-	g.update(create, mapName, key, val)
+	g.emit(asm.JEq.Imm(asm.R0, 0, create), asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord))
+	g.emit(add...)
+	g.emit(asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord), asm.Ja.Label(done))
+	g.mark(create)
+	g.emit(first...)
+	g.update("", mapName, key, val)
 	g.mark(done)
 }
 
