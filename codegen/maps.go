@@ -126,7 +126,7 @@ func (g *gen) assignMap(s *lang.AssignStmt, m *lang.MapExpr) error {
 		if err != nil {
 			return err
 		}
-		g.update("", spec.Name, key, val)
+		g.update(spec.Name, key, val)
 		return nil
 	}
 	// The value first: it may call helpers, and then lives in R6-R8 or a slot.
@@ -189,7 +189,7 @@ func (g *gen) assignMap(s *lang.AssignStmt, m *lang.MapExpr) error {
 	if add {
 		g.addOrCreate(spec.Name, key, val)
 	} else {
-		g.update("", spec.Name, key, val)
+		g.update(spec.Name, key, val)
 	}
 	return nil
 }
@@ -226,19 +226,14 @@ func (g *gen) opAssignMap(s *lang.AssignStmt, m *lang.MapExpr, mapName string) e
 	g.mark(absent)
 	g.vs.pop(asm.R1)
 	g.emit(asm.LoadMem(asm.R0, asm.RFP, val, asm.DWord), op.Reg(asm.R0, asm.R1), asm.StoreMem(asm.RFP, val, asm.R0, asm.DWord))
-	g.update("", mapName, key, val)
+	g.update(mapName, key, val)
 	return nil
 }
 
-// update emits bpf_map_update_elem(map, R10+key, R10+val, BPF_ANY); label,
-// if not empty, names its first instruction.
-func (g *gen) update(label, mapName string, key, val int16) {
-	first := asm.LoadMapPtr(asm.R1, 0).WithReference(mapName)
-	if label != "" {
-		first = first.WithSymbol(label)
-	}
+// update emits bpf_map_update_elem(map, R10+key, R10+val, BPF_ANY).
+func (g *gen) update(mapName string, key, val int16) {
 	g.emit(
-		first,
+		asm.LoadMapPtr(asm.R1, 0).WithReference(mapName),
 		asm.Mov.Reg(asm.R2, asm.RFP),
 		asm.Add.Imm(asm.R2, int32(key)),
 		asm.Mov.Reg(asm.R3, asm.RFP),
@@ -272,7 +267,7 @@ func (g *gen) addOrCreateWith(mapName string, key, val int16, add []asm.Instruct
 	g.emit(asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord), asm.Ja.Label(done))
 	g.mark(create)
 	g.emit(first...)
-	g.update("", mapName, key, val)
+	g.update(mapName, key, val)
 	g.mark(done)
 }
 
@@ -366,7 +361,7 @@ func (g *gen) aggregate2(m *lang.MapExpr, spec *ebpf.MapSpec, fn string) error {
 			asm.StoreMem(asm.RFP, val, asm.R1, asm.DWord),
 		)
 	}
-	g.update("", spec.Name, key, val)
+	g.update(spec.Name, key, val)
 	g.mark(done)
 	return nil
 }

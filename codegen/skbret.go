@@ -157,15 +157,7 @@ func compileEntry(ms *mapSet, tg SkbTarget, name string) (*Program, error) {
 	for off := 0; off < entryValue; off += 8 {
 		g.emit(zero8(val + int16(off))...)
 	}
-	g.emit(
-		asm.LoadMapPtr(asm.R1, 0).WithReference(EntryMap),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, int32(key)),
-		asm.Mov.Reg(asm.R3, asm.RFP),
-		asm.Add.Imm(asm.R3, int32(val)),
-		asm.Mov.Imm(asm.R4, 0),
-		asm.FnMapUpdateElem.Call(),
-	)
+	g.update(EntryMap, key, val)
 	g.lookup(EntryMap, key)
 	g.emit(asm.JEq.Imm(asm.R0, 0, exitLabel))
 	// Push: the frame at count (when it fits), then count+1.

@@ -80,7 +80,7 @@ func (g *gen) track() error {
 	g.emit(asm.StoreMem(asm.RFP, key, asm.R0, asm.DWord), asm.StoreImm(asm.RFP, key+8, trackFollowed, asm.Word), asm.StoreImm(asm.RFP, key+12, 0, asm.Word))
 	g.emit(zero8(key + 16)...)
 	g.emit(zero8(key + 24)...)
-	g.update("", TrackedMap, key, key+8)
+	g.update(TrackedMap, key, key+8)
 	return nil
 }
 
