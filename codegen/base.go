@@ -15,11 +15,7 @@ func (g *gen) basePtr(b stdlib.Base) error {
 	}
 	switch b {
 	case stdlib.BaseShinfo:
-		head, err := skbOffset(g.info.SkbType, "head")
-		if err != nil {
-			return err
-		}
-		end, err := skbOffset(g.info.SkbType, "end")
+		head, end, err := shinfoOffsets(g.info.SkbType)
 		if err != nil {
 			return err
 		}

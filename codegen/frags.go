@@ -50,11 +50,7 @@ func (g *gen) captureFrags(sl pktSlots, rec int16, snap int) error {
 		return err
 	}
 	g.vs.pop(asm.R0)
-	head, err := skbOffset(g.info.SkbType, "head")
-	if err != nil {
-		return err
-	}
-	end, err := skbOffset(g.info.SkbType, "end")
+	head, end, err := shinfoOffsets(g.info.SkbType)
 	if err != nil {
 		return err
 	}

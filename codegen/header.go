@@ -21,6 +21,16 @@ func skbOffset(skb *btf.Struct, name string) (int32, error) {
 	return int32(off / 8), nil
 }
 
+// shinfoOffsets are the offsets of skb->head and skb->end, whose sum is
+// the address of the skb's shared info (skb_shinfo).
+func shinfoOffsets(skb *btf.Struct) (head, end int32, err error) {
+	if head, err = skbOffset(skb, "head"); err != nil {
+		return 0, 0, err
+	}
+	end, err = skbOffset(skb, "end")
+	return head, end, err
+}
+
 // ipSlots are the frame slots where a parsed IP header's facts live; every
 // probe read clobbers R0-R5 and R6-R8 may hold the caller's values.
 type ipSlots struct {
