@@ -254,11 +254,12 @@ func (s *Session) attachFuncs(fa *FuncAttach) (*AttachStats, error) {
 // attachMulti attaches kprobe-multi links for many functions (their
 // returns, for an skbret: program).
 func (s *Session) attachMulti(prog *ebpf.Program, fns []string, st *AttachStats, pr *progress, p *codegen.Program) {
+	attach := link.KprobeMulti
+	if p.Return {
+		attach = link.KretprobeMulti
+	}
 	bisect(fns, func(part []string) error {
-		l, err := link.KprobeMulti(prog, link.KprobeMultiOptions{Symbols: part})
-		if p.Return {
-			l, err = link.KretprobeMulti(prog, link.KprobeMultiOptions{Symbols: part})
-		}
+		l, err := attach(prog, link.KprobeMultiOptions{Symbols: part})
 		if err == nil {
 			s.links = append(s.links, l)
 			for range part {
