@@ -183,10 +183,10 @@ func (p *printer) record(b []byte) error {
 		p.buf = append(p.buf, `,"type":"printf"}`+"\n"...)
 	case ev.Kind == codegen.EventPrintf:
 		p.buf = p.printf(p.buf, ev, b)
-	case p.json:
-		p.buf = p.printJSON(p.buf, ev, b)
 	case p.group != nil && ev.Kind == codegen.EventPrint:
 		p.group.add(p, ev, b)
+	case p.json:
+		p.buf = p.printJSON(p.buf, ev, b)
 	default:
 		p.buf = p.print(p.buf, ev, b)
 	}
@@ -296,27 +296,37 @@ func appendAddr(dst, raw []byte) []byte {
 // the values by name, numbers as numbers; keys in json.Marshal's order.
 func (p *printer) printJSON(dst []byte, ev *codegen.Event, b []byte) []byte {
 	u := func(off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
+	where := p.where(ev, b)
 	dst = strconv.AppendUint(append(dst, `{"cpu":`...), u(codegen.PrintCPU), 10)
-	dst = append(dst, `,"data":{`...)
-	for i, a := range p.jsonArgs[ev] {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendJSONString(dst, a.Name)
-		dst = append(dst, ':')
-		dst = p.appendJSONValue(dst, a, b[a.Offset:a.Offset+a.Size])
-	}
-	dst = append(dst, `},"func":`...)
-	dst = appendJSONString(dst, p.where(ev, b))
+	dst = p.appendJSONData(append(dst, `,"data":`...), where, ev, b)
+	dst = append(dst, `,"func":`...)
+	dst = appendJSONString(dst, where)
 	dst = strconv.AppendUint(append(dst, `,"skb":"0x`...), u(codegen.PrintSkb), 16)
 	dst = append(dst, `","time":"`...)
 	dst = p.boot.Add(time.Duration(u(codegen.PrintTime))).AppendFormat(dst, time.RFC3339Nano)
 	return append(dst, `","type":"event"}`+"\n"...)
 }
 
+// appendJSONData appends a print record's values as one JSON object, by
+// name in json.Marshal's order: an event's "data", a timeline hop's.
+func (p *printer) appendJSONData(dst []byte, where string, ev *codegen.Event, b []byte) []byte {
+	dst = append(dst, '{')
+	for i, a := range p.jsonArgs[ev] {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, a.Name)
+		dst = append(dst, ':')
+		dst = p.appendJSONValue(dst, where, a, b[a.Offset:a.Offset+a.Size])
+	}
+	return append(dst, '}')
+}
+
 // appendJSONValue appends a value as JSON shows it: plain integers as
-// numbers, stacks as arrays of frames, the rest as strings of their text.
-func (p *printer) appendJSONValue(dst []byte, a codegen.EventArg, raw []byte) []byte {
+// numbers, stacks as arrays of frames, a mixed retval as its function
+// returns it (appendJSONRet), the rest as strings of their text. where is
+// the record's function.
+func (p *printer) appendJSONValue(dst []byte, where string, a codegen.EventArg, raw []byte) []byte {
 	t := a.Type
 	switch {
 	case t.Kind == types.Int && t.Fmt == types.FmtDec:
@@ -324,6 +334,9 @@ func (p *printer) appendJSONValue(dst []byte, a codegen.EventArg, raw []byte) []
 			return strconv.AppendInt(dst, int64(binary.LittleEndian.Uint64(raw)), 10)
 		}
 		return strconv.AppendUint(dst, binary.LittleEndian.Uint64(raw), 10)
+	case t.Kind == types.Int && t.Fmt == types.FmtRet:
+		rc, ok := p.rets[where]
+		return appendJSONRet(dst, rc, ok, raw)
 	case t.Kind == types.Stack:
 		b, _ := json.Marshal(p.fmt.jsonValue(t, raw))
 		return append(dst, b...)

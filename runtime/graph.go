@@ -23,8 +23,10 @@ import (
 // opens its call above everything before it, when nothing is open. The
 // values of a record follow its function as name=value: retval as
 // " = VALUE", duration in the time column; skb, the block's, not at all.
+// With -f json a block is one JSON object (graphjson.go).
 type graph struct {
 	open openBlocks[graphKey, *gBlock]
+	json bool
 	// boot is the wall-clock time of monotonic zero.
 	boot time.Time
 }
@@ -36,6 +38,7 @@ type gBlock struct {
 	seen  time.Time
 	lines []*gLine
 	stack []int // the open calls, as indexes of their lines
+	json  bool
 }
 
 // gLine is a line of a block: an open call, a leaf (a call that returned
@@ -47,8 +50,17 @@ type gLine struct {
 	dur   uint64 // ns; leaf and close
 	hasD  bool
 	// ret is " = VALUE" (leaf, close); args the other values as
-	// " name=value".
+	// " name=value". With JSON, ret is the value's JSON, args the
+	// values' JSON one after another, members where each is.
 	ret, args []byte
+	members   []gMember
+}
+
+// gMember is a value of a line in JSON: its name, and where its JSON is in
+// the line's args.
+type gMember struct {
+	name       string
+	start, end int
 }
 
 type gKind uint8
@@ -59,31 +71,22 @@ const (
 	gClose
 )
 
-func newGraph(boot time.Time) *graph {
-	return &graph{boot: boot}
+func newGraph(boot time.Time, json bool) *graph {
+	return &graph{boot: boot, json: json}
 }
 
 // add puts a print record into its skb and CPU's block.
 func (gr *graph) add(p *printer, ev *codegen.Event, b []byte) {
 	u := func(off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
 	k := graphKey{u(codegen.PrintSkb), u(codegen.PrintCPU)}
-	blk := gr.open.get(k, func() *gBlock { return &gBlock{first: u(codegen.PrintTime)} })
+	blk := gr.open.get(k, func() *gBlock { return &gBlock{first: u(codegen.PrintTime), json: gr.json} })
 	blk.seen = time.Now()
 	name := p.where(ev, b)
 	l := &gLine{name: name}
-	for _, a := range ev.Args {
-		raw := b[a.Offset : a.Offset+a.Size]
-		switch {
-		case ev.Return && a.Name == "retval":
-			l.ret = p.appendArg(append(l.ret, " = "...), name, a, raw)
-		case ev.Return && a.Name == "duration":
-			l.dur, l.hasD = binary.LittleEndian.Uint64(raw), true
-		case a.Name == "skb":
-			// The block's own key.
-		default:
-			l.args = append(append(append(l.args, ' '), a.Name...), '=')
-			l.args = p.appendArg(l.args, name, a, raw)
-		}
+	if gr.json {
+		l.addJSON(p, ev, b)
+	} else {
+		l.addText(p, ev, b)
 	}
 	if !ev.Return {
 		l.depth, l.kind = len(blk.stack), gOpen
@@ -92,6 +95,25 @@ func (gr *graph) add(p *printer, ev *codegen.Event, b []byte) {
 		return
 	}
 	blk.ret(l)
+}
+
+// addText takes a record's values as the text shows them: retval as
+// " = VALUE", duration in the time column, the others as " name=value",
+// skb (the block's own key) not at all.
+func (l *gLine) addText(p *printer, ev *codegen.Event, b []byte) {
+	for _, a := range ev.Args {
+		raw := b[a.Offset : a.Offset+a.Size]
+		switch {
+		case ev.Return && a.Name == "retval":
+			l.ret = p.appendArg(append(l.ret, " = "...), l.name, a, raw)
+		case ev.Return && a.Name == "duration":
+			l.dur, l.hasD = binary.LittleEndian.Uint64(raw), true
+		case a.Name == "skb":
+		default:
+			l.args = append(append(append(l.args, ' '), a.Name...), '=')
+			l.args = p.appendArg(l.args, l.name, a, raw)
+		}
+	}
 }
 
 // ret closes the innermost open call of the function: calls opened inside
@@ -107,8 +129,16 @@ func (blk *gBlock) ret(l *gLine) {
 		if at == len(blk.lines)-1 {
 			// Nothing inside: one line.
 			open.kind, open.dur, open.hasD, open.ret = gLeaf, l.dur, l.hasD, l.ret
-			open.args = append(open.args, l.args...)
+			if blk.json {
+				open.mergeJSON(l)
+			} else {
+				open.args = append(open.args, l.args...)
+			}
 			return
+		}
+		if blk.json {
+			// The call's values are its entry's and its return's.
+			open.mergeJSON(l)
 		}
 		l.depth, l.kind = open.depth, gClose
 		blk.lines = append(blk.lines, l)
@@ -119,7 +149,11 @@ func (blk *gBlock) ret(l *gLine) {
 		for _, x := range blk.lines {
 			x.depth++
 		}
-		blk.lines = append([]*gLine{{name: l.name, kind: gOpen}}, blk.lines...)
+		open := &gLine{name: l.name, kind: gOpen}
+		if blk.json {
+			open.mergeJSON(l)
+		}
+		blk.lines = append([]*gLine{open}, blk.lines...)
 		l.kind = gClose
 		blk.lines = append(blk.lines, l)
 		return
@@ -132,6 +166,9 @@ func (blk *gBlock) ret(l *gLine) {
 // quiet since before quietSince, or all of them.
 func (gr *graph) flush(dst []byte, quietSince time.Time, all bool) []byte {
 	return gr.open.flush(dst, quietSince, all, func(dst []byte, k graphKey, blk *gBlock) []byte {
+		if gr.json {
+			return blk.appendJSON(dst, k, gr.boot)
+		}
 		return blk.appendTo(dst, k, gr.boot)
 	})
 }

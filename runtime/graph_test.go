@@ -35,7 +35,7 @@ func TestGraphBlocks(t *testing.T) {
 		ev(6, "__netif_receive_skb_core", true, types.S32),
 	}
 	p := newPrinter(nil, events, newFormatter(), false)
-	gr := newGraph(p.boot)
+	gr := newGraph(p.boot, false)
 	rec := func(id int, skb, cpu, ns, a, b uint64) []byte {
 		e := events[id]
 		buf := make([]byte, e.Size)

@@ -42,6 +42,20 @@ func appendRet(dst []byte, rc codegen.RetClass, known bool, raw []byte) []byte {
 	return strconv.AppendUint(dst, v, 10)
 }
 
+// appendJSONRet appends a value as its function returns it, in JSON: an
+// integer as a number, a pointer as a string in hex (as JSON shows every
+// pointer), void as null.
+func appendJSONRet(dst []byte, rc codegen.RetClass, known bool, raw []byte) []byte {
+	switch {
+	case known && rc.Size == 0:
+		return append(dst, "null"...)
+	case known && rc.Ptr:
+		dst = append(dst, '"')
+		return append(appendRet(dst, rc, known, raw), '"')
+	}
+	return appendRet(dst, rc, known, raw)
+}
+
 // appendArg appends a print argument's value; where is the record's
 // function, which a mixed retval is printed by.
 func (p *printer) appendArg(dst []byte, where string, a codegen.EventArg, raw []byte) []byte {

@@ -162,11 +162,10 @@ func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (*S
 			}
 		}
 		switch {
-		case opts.JSON:
 		case opts.Graph:
-			pr.group = newGraph(pr.boot)
+			pr.group = newGraph(pr.boot, opts.JSON)
 		case opts.Timeline:
-			pr.group = newTimeline()
+			pr.group = newTimeline(pr.boot, opts.JSON)
 		}
 		go func() { s.done <- pr.readEvents(rd) }()
 	}

@@ -21,14 +21,23 @@ var freeFuncs = []string{"kfree_skb", "consume_skb", "kfree_skbmem", "__kfree_sk
 // freed (what comes in the same batch of records, such as the drop's
 // reason from another probe on kfree_skb, still joins it) or after
 // TimelineQuiet without a hop.
+//
+// With -f json a block is one JSON object (timelinejson.go).
 type timeline struct {
 	open openBlocks[uint64, *tlBlock]
+	json bool
+	// boot is the wall-clock time of monotonic zero.
+	boot time.Time
 }
 
 type tlBlock struct {
-	first  uint64    // monotonic ns of the first hop
-	seen   time.Time // when the last hop was read
-	lines  []byte
+	first uint64    // monotonic ns of the first hop
+	seen  time.Time // when the last hop was read
+	// lines are the block's text; with JSON, its hops' objects, each
+	// after a comma.
+	lines []byte
+	// drop is, with JSON, the object of the last hop with a reason.
+	drop   []byte
 	closed bool
 }
 
@@ -42,7 +51,7 @@ type grouper interface {
 	deadline() time.Time
 }
 
-func newTimeline() *timeline { return &timeline{} }
+func newTimeline(boot time.Time, json bool) *timeline { return &timeline{boot: boot, json: json} }
 
 // add appends a print record as a hop of its skb's block.
 func (tl *timeline) add(p *printer, ev *codegen.Event, b []byte) {
@@ -50,6 +59,9 @@ func (tl *timeline) add(p *printer, ev *codegen.Event, b []byte) {
 	skb, now := u(codegen.PrintSkb), u(codegen.PrintTime)
 	blk := tl.open.get(skb, func() *tlBlock {
 		blk := &tlBlock{first: now}
+		if tl.json {
+			return blk
+		}
 		blk.lines = append(blk.lines, "skb 0x"...)
 		blk.lines = strconv.AppendUint(blk.lines, skb, 16)
 		blk.lines = append(blk.lines, " at "...)
@@ -58,12 +70,16 @@ func (tl *timeline) add(p *printer, ev *codegen.Event, b []byte) {
 		return blk
 	})
 	blk.seen = time.Now()
-	d := blk.lines
-	d = append(d, "  +"...)
-	d = appendPadded(d, strconv.AppendFloat(p.scratch[:0], float64(now-blk.first)/1e3, 'f', 3, 64), 10, false, ' ')
-	d = append(d, "us  "...)
 	name := p.where(ev, b)
-	blk.lines = p.appendHop(d, name, ev, b)
+	if tl.json {
+		blk.addJSON(p, name, ev, b)
+	} else {
+		d := blk.lines
+		d = append(d, "  +"...)
+		d = appendPadded(d, strconv.AppendFloat(p.scratch[:0], float64(now-blk.first)/1e3, 'f', 3, 64), 10, false, ' ')
+		d = append(d, "us  "...)
+		blk.lines = p.appendHop(d, name, ev, b)
+	}
 	if slices.Contains(freeFuncs, name) {
 		blk.closed = true
 	}
@@ -72,7 +88,10 @@ func (tl *timeline) add(p *printer, ev *codegen.Event, b []byte) {
 // flush appends to dst the blocks that are done: freed, quiet since
 // before quietSince, or all of them.
 func (tl *timeline) flush(dst []byte, quietSince time.Time, all bool) []byte {
-	return tl.open.flush(dst, quietSince, all, func(dst []byte, _ uint64, blk *tlBlock) []byte {
+	return tl.open.flush(dst, quietSince, all, func(dst []byte, skb uint64, blk *tlBlock) []byte {
+		if tl.json {
+			return blk.appendJSON(dst, skb, tl.boot)
+		}
 		return append(append(dst, blk.lines...), '\n')
 	})
 }

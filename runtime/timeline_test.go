@@ -16,7 +16,7 @@ func TestTimelineBlocks(t *testing.T) {
 	events := compilePrinter(t, `tracepoint:net:net_dev_queue { print(len) }
 tracepoint:skb:kfree_skb { print(len) }`)
 	p := newPrinter(nil, events, newFormatter(), false)
-	tl := newTimeline()
+	tl := newTimeline(p.boot, false)
 	rec := func(ev *codegen.Event, skb, ns, length uint64) []byte {
 		b := make([]byte, ev.Size)
 		le := binary.LittleEndian
