@@ -1,11 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestTimelineVeth sends one datagram from one namespace to a closed port
@@ -78,5 +80,105 @@ func TestTimelineVeth(t *testing.T) {
 	}
 	if end := lines[len(lines)-1]; !regexp.MustCompile(`kfree_skb +reason=NO_SOCKET ksym\(location\)=__udp4_lib_rcv\+0x[0-9a-f]+$`).MatchString(end) {
 		t.Errorf("the block does not end at the drop: %q", end)
+	}
+}
+
+// TestTimelineVethJSON is TestTimelineVeth with -f json: every line one
+// JSON object, the datagram's block one of them with type timeline, its
+// hops in the path's order with their device and namespace, the times
+// since the first never decreasing, and the drop's reason and location.
+func TestTimelineVethJSON(t *testing.T) {
+	ns1, _, inum := vethPair(t, 16)
+	const port = 7779
+	code, out, errs := runCLI(t, "--timeline", "-f", "json", "--filter", fmt.Sprintf("udp port %d", port),
+		"-c", "ip netns exec "+ns1+" "+sendCommand(fmt.Sprintf("10.200.16.2:%d", port), 1, 10, 0))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	type hop struct {
+		CPU     *uint64        `json:"cpu"`
+		Data    map[string]any `json:"data"`
+		DeltaNs *uint64        `json:"delta_ns"`
+		Func    string         `json:"func"`
+		Time    string         `json:"time"`
+	}
+	type block struct {
+		Type string            `json:"type"`
+		Skb  string            `json:"skb"`
+		Time string            `json:"time"`
+		Hops []hop             `json:"hops"`
+		Drop map[string]string `json:"drop"`
+	}
+	var found *block
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var b block
+		if err := json.Unmarshal([]byte(l), &b); err != nil {
+			t.Fatalf("not a JSON object: %q: %v", l, err)
+		}
+		if b.Type != "timeline" {
+			continue
+		}
+		if len(b.Hops) > 0 && b.Hops[0].Func == "net_dev_queue" {
+			if found != nil {
+				t.Fatalf("two blocks for one datagram:\n%s", out)
+			}
+			found = &b
+		}
+	}
+	if found == nil {
+		t.Fatalf("no block with the datagram's hops:\n%s", out)
+	}
+	if !regexp.MustCompile(`^0x[0-9a-f]+$`).MatchString(found.Skb) {
+		t.Errorf("skb %q", found.Skb)
+	}
+	start, err := time.Parse(time.RFC3339Nano, found.Time)
+	if err != nil {
+		t.Errorf("block time: %v", err)
+	}
+	var funcs []string
+	last := uint64(0)
+	for i, h := range found.Hops {
+		funcs = append(funcs, h.Func)
+		if h.CPU == nil || h.DeltaNs == nil {
+			t.Fatalf("hop %d lacks cpu or delta_ns: %+v", i, h)
+		}
+		if i == 0 && *h.DeltaNs != 0 {
+			t.Errorf("the first hop is at +%d ns", *h.DeltaNs)
+		}
+		if *h.DeltaNs < last {
+			t.Errorf("time goes back at hop %d: %+v", i, h)
+		}
+		last = *h.DeltaNs
+		if at, err := time.Parse(time.RFC3339Nano, h.Time); err != nil || at.Sub(start) != time.Duration(*h.DeltaNs) {
+			t.Errorf("hop %d at %s (%v): not %d ns after %s", i, h.Time, err, *h.DeltaNs, found.Time)
+		}
+		dev, hasDev := h.Data["dev"]
+		switch {
+		case h.Func == "net_dev_queue" || h.Func == "net_dev_start_xmit":
+			if dev != "v1" {
+				t.Errorf("sent elsewhere than v1: %+v", h)
+			}
+		case hasDev:
+			if dev != "v2" || h.Data["netns"] != float64(inum) {
+				t.Errorf("not on v2 in the receiving namespace (%d): %+v", inum, h)
+			}
+		}
+	}
+	want := []string{"net_dev_queue", "net_dev_start_xmit", "netif_rx", "netif_receive_skb", "kfree_skb"}
+	i := 0
+	for _, f := range funcs {
+		if i < len(want) && f == want[i] {
+			i++
+		}
+	}
+	if i < len(want) {
+		t.Errorf("hops %v do not pass %v in order", funcs, want)
+	}
+	end := found.Hops[len(found.Hops)-1]
+	if end.Func != "kfree_skb" || end.Data["reason"] != "NO_SOCKET" {
+		t.Errorf("the block does not end at the drop: %+v", end)
+	}
+	if d := found.Drop; d["func"] != "kfree_skb" || d["reason"] != "NO_SOCKET" || !regexp.MustCompile(`^__udp4_lib_rcv\+0x[0-9a-f]+$`).MatchString(d["location"]) {
+		t.Errorf("drop %v", d)
 	}
 }
