@@ -18,10 +18,14 @@ import (
 // pattern matches the whole probe (skb:ip_*) or the bare name (ip_*). With
 // -v, each line has the prototype and the skb's position. A pattern of
 // another kind (tracepoint:net:*, kprobe:tcp_*) or `struct NAME` is
-// listOther's.
+// listOther's, skbret:GLOB listSkbRet's. Where skb: falls back to
+// tracepoints, it says so: the functions listed do not attach here.
 func list(o options, pattern string, stdout, stderr io.Writer) int {
 	if code, ok := listOther(o, pattern, stdout, stderr); ok {
 		return code
+	}
+	if glob, ok := strings.CutPrefix(pattern, "skbret:"); ok {
+		return listSkbRet(o, glob, stdout, stderr)
 	}
 	d, _, err := runtime.CachedDiscovery(o.btfFile)
 	if err != nil {
@@ -40,13 +44,14 @@ func list(o options, pattern string, stdout, stderr io.Writer) int {
 		b, _ := path.Match(pattern, name)
 		return a || b
 	}
-	n := 0
+	n, funcs := 0, 0
 	for _, f := range d.Funcs {
 		probe := "skb:" + f.Name
 		if !matches(probe, f.Name) {
 			continue
 		}
 		n++
+		funcs++
 		if !o.verbose {
 			fmt.Fprintln(stdout, probe)
 			continue
@@ -75,6 +80,16 @@ func list(o options, pattern string, stdout, stderr io.Writer) int {
 	if n == 0 {
 		fmt.Fprintf(stderr, "skbtrace: no probe matches %q\n", pattern)
 		return 1
+	}
+	if funcs == 0 {
+		return 0
+	}
+	why, fallback, err := tracepointFallbackWhy(o, d)
+	switch {
+	case err != nil:
+		fmt.Fprintf(stderr, "skbtrace: the skb: functions listed do not attach on this kernel: %v\n", err)
+	case fallback:
+		fmt.Fprintf(stderr, "skbtrace: the skb: functions listed do not attach on this kernel: %s, so skb: probes attach to the tracepoint: lines, those that carry an sk_buff (a glob that matches none of them is skipped)\n", why)
 	}
 	return 0
 }

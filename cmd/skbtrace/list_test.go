@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/skbtrace/skbtrace/runtime"
 )
 
 // TestListProbes checks -l and -lv against this kernel: skb: functions by
@@ -118,5 +120,53 @@ func TestListEveryKind(t *testing.T) {
 	}
 	if code, _, errs = runCLI(t, "-lv", "struct no_such_struct"); code != 1 || !strings.Contains(errs, "no struct matches") {
 		t.Errorf("-lv struct no_such_struct: exit %d %q", code, errs)
+	}
+}
+
+// TestListSkbRet checks -l 'skbret:GLOB' against this kernel. With
+// --backend tracepoint, and on a kernel where no function backend works
+// (skb: falls back to tracepoints), it lists nothing, exits 1 and says why;
+// -l 'skb:GLOB' there says the functions it lists do not attach. Where a
+// function backend works, it lists what -l 'skb:GLOB' lists, as skbret:,
+// and -lv adds the return type (the VM suite's list-skbret case runs that
+// side on 6.12).
+func TestListSkbRet(t *testing.T) {
+	code, out, errs := runCLI(t, "--backend", "tracepoint", "-l", "skbret:ip_rcv*")
+	want := "skbtrace: skbret:ip_rcv* attaches to nothing on this kernel: --backend tracepoint was asked for, so skb: probes fall back to the tracepoints that carry an sk_buff, and tracepoints have no returns (skbtrace -l 'skb:ip_rcv*' lists what skb: attaches to)\n"
+	if code != 1 || out != "" || errs != want {
+		t.Errorf("--backend tracepoint -l skbret:ip_rcv*: exit %d\n%s%q\nwant %q", code, out, errs, want)
+	}
+	if code, _, errs = runCLI(t, "-l", "skbret:no_such_function_*"); code != 1 || errs != "skbtrace: no probe matches \"skbret:no_such_function_*\"\n" {
+		t.Errorf("-l skbret:no_such_function_*: exit %d %q", code, errs)
+	}
+	_, entries, _ := runCLI(t, "-l", "skb:ip_rcv*")
+	code, out, errs = runCLI(t, "-l", "skbret:ip_rcv*")
+	d, _, err := runtime.CachedDiscovery("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	backend, reasons, err := runtime.ChooseBackend("auto", probeOn(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if backend == runtime.BackendTracepoint {
+		t.Logf("no function backend here: %s", strings.Join(reasons, "; "))
+		if code != 1 || out != "" || !strings.HasPrefix(errs, "skbtrace: skbret:ip_rcv* attaches to nothing on this kernel: no function backend works here (kprobe-multi: ") ||
+			!strings.HasSuffix(errs, ", and tracepoints have no returns (skbtrace -l 'skb:ip_rcv*' lists what skb: attaches to)\n") {
+			t.Errorf("-l skbret:ip_rcv* without a function backend: exit %d\n%s%s", code, out, errs)
+		}
+		_, _, errs = runCLI(t, "-l", "skb:ip_rcv*")
+		if !strings.Contains(errs, "the skb: functions listed do not attach on this kernel: no function backend works here (") {
+			t.Errorf("-l skb:ip_rcv* without a function backend does not say so: %q", errs)
+		}
+		return
+	}
+	t.Logf("skb: attaches with %s here", backend)
+	if code != 0 || out != strings.ReplaceAll(entries, "skb:", "skbret:") {
+		t.Errorf("-l skbret:ip_rcv*: exit %d %s\n%s\nwant -l skb:ip_rcv*'s\n%s", code, errs, out, entries)
+	}
+	code, out, _ = runCLI(t, "-lv", "skbret:ip_rcv_core")
+	if want := "skbret:ip_rcv_core(struct sk_buff *skb, struct net *net)  [retval: struct sk_buff *; skb: arg0]\n"; code != 0 || out != want {
+		t.Errorf("-lv skbret:ip_rcv_core: exit %d %q; want %q", code, out, want)
 	}
 }

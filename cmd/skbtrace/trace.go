@@ -219,10 +219,7 @@ func skbBackend(o options, script *lang.Script, spec *btf.Spec, stderr io.Writer
 			}
 			disc = d
 		}
-		if len(disc.Funcs) == 0 {
-			return fmt.Errorf("no traceable function takes a struct sk_buff *")
-		}
-		return runtime.ProbeBackend(b, probeTarget(disc))
+		return probeOn(disc)(b)
 	}
 	backend, reasons, err := runtime.ChooseBackend(o.backend, probe)
 	if err != nil {
@@ -316,6 +313,16 @@ func unmatchedSkb(script *lang.Script, matches func(glob string) bool, stderr io
 		}
 	}
 	return d.Err()
+}
+
+// probeOn tries a backend on a function of discovery's.
+func probeOn(d *runtime.Discovery) func(runtime.Backend) error {
+	return func(b runtime.Backend) error {
+		if len(d.Funcs) == 0 {
+			return fmt.Errorf("no traceable function takes a struct sk_buff *")
+		}
+		return runtime.ProbeBackend(b, probeTarget(d))
+	}
 }
 
 // probeTarget is the function the backends are tried on: one every kernel
