@@ -58,11 +58,11 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("skbtrace", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVarP(&o.program, "expr", "e", "", "trace this `PROGRAM`")
-	fs.StringVarP(&o.list, "list", "l", "", "list probes matching `PATTERN`")
+	fs.StringVarP(&o.list, "list", "l", "", "list probes matching `PATTERN`: skb:GLOB, skbret:GLOB, tracepoint:CAT:NAME, kprobe:GLOB, fentry:GLOB, 'struct NAME' (-lv: prototypes, return types, fields)")
 	fs.Lookup("list").NoOptDefVal = "*"
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "verbose: prototypes with -l, timings, raw kernel errors")
 	fs.BoolVarP(&o.dump, "dump", "d", false, "print the syntax tree and the generated code, then exit")
-	fs.StringVarP(&o.format, "format", "f", "text", "output format: text or json")
+	fs.StringVarP(&o.format, "format", "f", "text", "output format: text or json (one object a line: each event and map; with --timeline or --graph, each block)")
 	fs.StringVarP(&o.output, "output", "o", "", "write output to `FILE`")
 	fs.StringVarP(&o.command, "command", "c", "", "run `CMD` and trace until it exits")
 	fs.StringVar(&o.duration, "duration", "", "trace for `D` (e.g. 10s, 500ms), then exit")
@@ -73,8 +73,8 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.filter, "filter", "", "trace packets matching a tcpdump `FILTER` (pcap-filter(7)): alone, every hop of them; with a script, ANDed with each skb probe's predicate")
 	fs.StringVarP(&o.write, "write", "w", "", "write every skb probe's packets to `FILE` as pcapng (- for stdout), one frame per hop")
 	fs.IntVar(&o.snaplen, "snaplen", codegen.DefaultSnaplen, "bytes of each packet -w writes (0: the whole packet)")
-	fs.BoolVar(&o.timeline, "timeline", false, "group print's events per packet: one block per skb, its hops in order, printed when it is freed")
-	fs.BoolVar(&o.graph, "graph", false, "nest the calls of each packet per skb and CPU, with each function's return value and time: --graph 'skb:GLOB /PREDICATE/', --graph --filter 'FILTER', or a script's skb: and skbret: print()s")
+	fs.BoolVar(&o.timeline, "timeline", false, "group print's events per packet: one block per skb, its hops in order, printed when it is freed (-f json: one object per block)")
+	fs.BoolVar(&o.graph, "graph", false, "nest the calls of each packet per skb and CPU, with each function's return value and time: --graph 'skb:GLOB /PREDICATE/', --graph --filter 'FILTER', or a script's skb: and skbret: print()s (-f json: one object per block, its calls nested)")
 	fs.BoolVar(&o.tools, "tools", false, "list the bundled tools")
 	fs.BoolVar(&o.version, "version", false, "print the version")
 	fs.Usage = func() {}
@@ -191,7 +191,7 @@ func usage(w io.Writer, fs *pflag.FlagSet) {
   skbtrace -e 'PROGRAM' [ARGS...]    trace with a one-line program
   skbtrace SCRIPT.st [ARGS...]       trace with a script file
   skbtrace TOOL [ARGS...]            run a bundled tool (see --tools)
-  skbtrace -l [PATTERN]              list probes
+  skbtrace -l [PATTERN]              list probes (skb:GLOB, skbret:GLOB, tracepoint:..., ...)
 
 example:
   skbtrace -e 'skb:* /mark == 0xdeadbeef/ { print(len, dev) }'
