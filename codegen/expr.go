@@ -205,7 +205,12 @@ func (g *gen) field(e *lang.Ident, f *stdlib.Field) error {
 		if f.Src.Mask != 0 {
 			g.vs.pop(asm.R0)
 			g.emit(asm.And.Imm(asm.R0, int32(f.Src.Mask)))
-			return g.vs.push(asm.R0)
+			if err := g.vs.push(asm.R0); err != nil {
+				return err
+			}
+		}
+		if f.Name == "vlan" {
+			return g.vlanPresent(btfBase)
 		}
 		return nil
 	case stdlib.SrcContext:

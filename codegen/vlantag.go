@@ -1,6 +1,34 @@
 package codegen
 
-import "github.com/cilium/ebpf/asm"
+import (
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/skbtrace/skbtrace/check"
+	"github.com/skbtrace/skbtrace/lang/types"
+	"github.com/skbtrace/skbtrace/stdlib"
+)
+
+// vlanPresent makes the vlan value on the stack 0 where the skb has no tag.
+// Before 6.2 an skb says so by its vlan_present bit, and clearing a tag
+// clears only that bit: vlan_tci keeps the old tag. From 6.2 on, a cleared
+// tag is vlan_all 0, and vlan_tci is what the field read.
+func (g *gen) vlanPresent(btfBase bool) error {
+	v := vlanLayout(g.info.SkbType)
+	if v == nil || v.presentBit < 0 {
+		return nil
+	}
+	if err := g.basePtr(stdlib.BaseSkb); err != nil {
+		return err
+	}
+	bit := check.Member{Name: "vlan_present", Offset: uint32(v.presentBit), BitfieldSize: 1, Type: types.U8}
+	if err := g.readPath([]check.Member{bit}, types.U8, false, btfBase); err != nil {
+		return err
+	}
+	g.vs.pop(asm.R1)
+	g.vs.pop(asm.R0)
+	g.emit(asm.Mul.Reg(asm.R0, asm.R1))
+	return g.vs.push(asm.R0)
+}
 
 // tagShift adds to the pointer in r 4 where the packet has an out-of-band
 // VLAN tag: its bytes are copied past the tag's place. Clobbers R0.

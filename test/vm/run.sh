@@ -22,7 +22,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 VMCACHE=${VMCACHE:-$HOME/.cache/skbtrace-vm}
 # MODS names the cached bundle of guest modules (setup.sh); a new name whenever
 # the list of modules changes, so that caches made before are rebuilt.
-MODS=mods2
+MODS=mods3
 export VMCACHE PATH=/usr/local/go/bin:$PATH
 kernels=6.1,6.12 limit=1200 script="" keep=0
 usage() { awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0" >&2; exit 2; }

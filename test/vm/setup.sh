@@ -15,7 +15,7 @@ set -euo pipefail
 VMCACHE=${VMCACHE:-$HOME/.cache/skbtrace-vm}
 # MODS names the cached bundle of guest modules (setup.sh); a new name whenever
 # the list of modules changes, so that caches made before are rebuilt.
-MODS=mods2
+MODS=mods3
 export DEBIAN_FRONTEND=noninteractive
 kernels=("$@"); [ ${#kernels[@]} -eq 0 ] && kernels=(6.1 6.12)
 mkdir -p "$VMCACHE"/{debs,k}
@@ -78,11 +78,13 @@ for kv in "${kernels[@]}"; do
 	krel=$(ls "$dir/lib/modules")
 	# Modules /init loads, in the order of their names here (it loads the
 	# files in name order): veth, for cases across two network namespaces;
-	# nf_tables and what it needs, for netfilter hooks (vmtool nft).
+	# nf_tables and what it needs, for netfilter hooks (vmtool nft); 8021q
+	# and what it needs, for VLAN devices.
 	m=$(mktemp -d "$VMCACHE/mods.XXXX")
 	mkdir -p "$m/lib/modules/$krel/extra"
 	for ko in 1-crc32c_generic:crypto/crc32c_generic 2-libcrc32c:lib/libcrc32c 3-nfnetlink:net/netfilter/nfnetlink \
-		4-nf_tables:net/netfilter/nf_tables veth:drivers/net/veth; do
+		4-nf_tables:net/netfilter/nf_tables 5-llc:net/llc/llc 6-stp:net/802/stp 7-garp:net/802/garp \
+		8-mrp:net/802/mrp 9-8021q:net/8021q/8021q veth:drivers/net/veth; do
 		name=${ko%%:*} ko=${ko#*:}
 		f=$(ls "$dir/lib/modules/$krel/kernel/$ko".ko* 2>/dev/null | head -n 1) || true
 		[ -n "$f" ] || continue
