@@ -13,6 +13,7 @@ func isMarker(ins asm.Instruction) bool {
 // of `mov a, b; mov b, a`, a value pushed to the register stack and popped
 // straight back, and a load of the stack slot just stored (a move from the
 // stored register instead). Jumps are retargeted; behaviour is unchanged.
+// Last, threadJumps shortens the jumps around the labels.
 func peephole(insns asm.Instructions) asm.Instructions {
 	alias := map[string]string{}
 	var pending []string
@@ -60,7 +61,7 @@ func peephole(insns asm.Instructions) asm.Instructions {
 			}
 		}
 	}
-	return out
+	return threadJumps(out)
 }
 
 // isMovBack reports whether b is `mov x, y` right after a's `mov y, x`.
