@@ -452,8 +452,8 @@ func (g *gen) loadMember(off uint32, m check.Member, t types.Type, bigEndian boo
 	if m.BitfieldSize > 0 || off%8 != 0 || (size != 1 && size != 2 && size != 4 && size != 8) {
 		return g.readScalar(off, m, t, bigEndian)
 	}
-	g.vs.pop(asm.R3)
-	g.emit(asm.LoadMem(asm.R0, asm.R3, int16(off/8), sizeOf(size)))
+	g.vs.pop(asm.R0)
+	g.emit(asm.LoadMem(asm.R0, asm.R0, int16(off/8), sizeOf(size)))
 	if bigEndian && size > 1 {
 		g.emit(asm.HostTo(asm.BE, asm.R0, sizeOf(size)))
 	}

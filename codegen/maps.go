@@ -282,9 +282,9 @@ func (g *gen) buildKey(m *lang.MapExpr) (int16, error) {
 	if _, index, ok := Packed(g.info, m.Name); ok {
 		// Its element in the map it shares.
 		g.emit(storeImm64(key, int32(index)))
-	} else if len(m.Keys) == 0 {
-		// A keyless map's key is a zero (a histogram's, its bucket,
-		// written after).
+	} else if len(m.Keys) == 0 && !IsHist(g.info.Maps[m.Name]) {
+		// A keyless map's key is a zero; a keyless histogram's is only
+		// its bucket, which the caller writes.
 		g.zero(key, size)
 	}
 	// Each part writes its whole slot (into zeroes what a value leaves
@@ -368,23 +368,41 @@ func (g *gen) aggregate2(m *lang.MapExpr, spec *ebpf.MapSpec, fn string) error {
 
 // bucket replaces the value on the stack by its histogram bucket. hist, as
 // bpftrace: 0 for negative values, 1 for 0, else 2 + floor(log2(v)). lhist(v, lo, hi, step): 0
-// below lo, 1 + (v-lo)/step inside, and the last bucket from hi on.
+// below lo, 1 + (v-lo)/step inside, and the last bucket from hi on. The
+// value is in R1, the bucket is built in R0.
 func (g *gen) bucket(c *lang.CallExpr) error {
-	g.vs.pop(asm.R0)
-	done := g.label("bucket")
+	g.vs.pop(asm.R1)
+	set := g.label("bucket") + "_set"
 	if c.Name == "hist" {
-		g.emit(asm.Mov.Imm(asm.R1, 0), asm.JSLT.Imm(asm.R0, 0, done+"_set"))
-		g.emit(asm.Mov.Imm(asm.R1, 1), asm.JEq.Imm(asm.R0, 0, done+"_set"))
-		g.emit(asm.Mov.Imm(asm.R1, 2))
-		for _, shift := range []int32{32, 16, 8, 4, 2, 1} {
+		// A value just loaded from 4 bytes or fewer is neither negative
+		// nor 1<<32 or more: those tests go.
+		narrow := g.zeroExtended32(asm.R1)
+		if !narrow {
+			g.emit(asm.Mov.Imm(asm.R0, 0), asm.JSLT.Imm(asm.R1, 0, set))
+		}
+		g.emit(asm.Mov.Imm(asm.R0, 1), asm.JEq.Imm(asm.R1, 0, set))
+		g.emit(asm.Mov.Imm(asm.R0, 2))
+		// Binary search for the highest bit: 1<<32 is no immediate, so
+		// the first step shifts a copy; the others compare with 1<<shift.
+		if !narrow {
 			skip := g.label("log2")
 			g.emit(
-				asm.Mov.Reg(asm.R2, asm.R0),
-				asm.RSh.Imm(asm.R2, shift),
+				asm.Mov.Reg(asm.R2, asm.R1),
+				asm.RSh.Imm(asm.R2, 32),
 				asm.JEq.Imm(asm.R2, 0, skip),
-				asm.Mov.Reg(asm.R0, asm.R2),
-				asm.Add.Imm(asm.R1, shift),
+				asm.Mov.Reg(asm.R1, asm.R2),
+				asm.Add.Imm(asm.R0, 32),
 			)
+			g.mark(skip)
+		}
+		for _, shift := range []int32{16, 8, 4, 2, 1} {
+			skip := g.label("log2")
+			g.emit(asm.JLT.Imm(asm.R1, 1<<shift, skip))
+			if shift > 1 {
+				// The last step's shift would be read by nothing.
+				g.emit(asm.RSh.Imm(asm.R1, shift))
+			}
+			g.emit(asm.Add.Imm(asm.R0, shift))
 			g.mark(skip)
 		}
 	} else {
@@ -398,22 +416,61 @@ func (g *gen) bucket(c *lang.CallExpr) error {
 		if m, ok := g.mapOf[c]; ok {
 			g.out.Lhist[m] = [3]int64{lo, hi, step}
 		}
-		g.emit(
-			asm.Mov.Imm(asm.R1, 0),
-			asm.LoadImm(asm.R2, lo, asm.DWord),
-			asm.JSLT.Reg(asm.R0, asm.R2, done+"_set"),
-			asm.Mov.Imm(asm.R1, int32(last)),
-			asm.LoadImm(asm.R2, hi, asm.DWord),
-			asm.JSGE.Reg(asm.R0, asm.R2, done+"_set"),
-			asm.LoadImm(asm.R2, lo, asm.DWord),
-			asm.Sub.Reg(asm.R0, asm.R2),
-			asm.Div.Imm(asm.R0, int32(step)),
-			asm.Add.Imm(asm.R0, 1),
-			asm.Mov.Reg(asm.R1, asm.R0),
-		)
+		g.emit(asm.Mov.Imm(asm.R0, 0))
+		g.jumpCmp(asm.JSLT, asm.R1, lo, set)
+		g.emit(asm.Mov.Imm(asm.R0, int32(last)))
+		g.jumpCmp(asm.JSGE, asm.R1, hi, set)
+		g.emit(asm.Mov.Reg(asm.R0, asm.R1))
+		if lo != 0 {
+			if fitsImm(lo) {
+				g.emit(asm.Sub.Imm(asm.R0, int32(lo)))
+			} else {
+				g.emit(asm.LoadImm(asm.R2, lo, asm.DWord), asm.Sub.Reg(asm.R0, asm.R2))
+			}
+		}
+		g.emit(asm.Div.Imm(asm.R0, int32(step)), asm.Add.Imm(asm.R0, 1))
 	}
-	g.emit(asm.Mov.Reg(asm.R0, asm.R1).WithSymbol(done + "_set"))
+	g.mark(set)
 	return g.vs.push(asm.R0)
+}
+
+// zeroExtended32 reports whether the instructions just emitted leave r
+// below 1<<32: a load of 4 bytes or fewer into it, or a 32-bit operation,
+// maybe followed by a move from that register. Only a straight line counts:
+// a label on either means another path arrives.
+func (g *gen) zeroExtended32(r asm.Register) bool {
+	n := len(g.insns)
+	if n > 0 && isRegMove(g.insns[n-1]) && g.insns[n-1].Dst == r && g.insns[n-1].Symbol() == "" {
+		r, n = g.insns[n-1].Src, n-1
+	}
+	if n == 0 {
+		return false
+	}
+	ins := g.insns[n-1]
+	if ins.Dst != r || ins.Symbol() != "" {
+		return false
+	}
+	switch ins.OpCode.Class() {
+	case asm.LdXClass:
+		return ins.OpCode.Mode() == asm.MemMode && ins.OpCode.Size() != asm.DWord
+	case asm.ALUClass:
+		return ins.OpCode.ALUOp() != asm.Swap
+	}
+	return false
+}
+
+// fitsImm reports whether n is an instruction's immediate: 32 bits,
+// sign-extended to 64.
+func fitsImm(n int64) bool { return n == int64(int32(n)) }
+
+// jumpCmp emits `if r op n goto label`, n an immediate where it fits, else
+// loaded into R2.
+func (g *gen) jumpCmp(op asm.JumpOp, r asm.Register, n int64, label string) {
+	if fitsImm(n) {
+		g.emit(op.Imm(r, int32(n), label))
+		return
+	}
+	g.emit(asm.LoadImm(asm.R2, n, asm.DWord), op.Reg(r, asm.R2, label))
 }
 
 // histCount adds 1 to the bucket on the stack, under the map's keys.

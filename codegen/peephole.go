@@ -13,7 +13,8 @@ func isMarker(ins asm.Instruction) bool {
 // of `mov a, b; mov b, a`, a value pushed to the register stack and popped
 // straight back, and a load of the stack slot just stored (a move from the
 // stored register instead). Jumps are retargeted; behaviour is unchanged.
-// Last, threadJumps shortens the jumps around the labels.
+// Last, threadJumps shortens the jumps around the labels and forwardCopies
+// drops copies from registers about to be overwritten.
 func peephole(insns asm.Instructions) asm.Instructions {
 	alias := map[string]string{}
 	var pending []string
@@ -61,7 +62,7 @@ func peephole(insns asm.Instructions) asm.Instructions {
 			}
 		}
 	}
-	return threadJumps(out)
+	return forwardCopies(threadJumps(out))
 }
 
 // isMovBack reports whether b is `mov x, y` right after a's `mov y, x`.
