@@ -3,6 +3,7 @@ package codegen
 import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
+	"golang.org/x/sys/unix"
 
 	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/lang"
@@ -15,6 +16,20 @@ const (
 	EventsMap = "events" // the ring buffer of printf/print records
 	LostMap   = "lost"   // the count of records the ring or perf buffer had no room for
 )
+
+// OneMap holds the u64 1, read-only to programs: the value count() and
+// hist() create elements with.
+const OneMap = "one"
+
+// oneMap adds OneMap. Programs cannot write it (BPF_F_RDONLY_PROG), and
+// helpers may read it as a map value; only the loader writes its 1.
+func (ms *mapSet) oneMap() {
+	if _, ok := ms.specs[OneMap]; ok {
+		return
+	}
+	ms.specs[OneMap] = &ebpf.MapSpec{Name: OneMap, Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: 1,
+		Flags: unix.BPF_F_RDONLY_PROG, Contents: []ebpf.MapKV{{Key: uint32(0), Value: uint64(1)}}}
+}
 
 // eventsBytes is the ring buffer's default size: 4 MiB; perfEventsBytes
 // each CPU's perf buffer's.

@@ -232,22 +232,36 @@ func (g *gen) opAssignMap(s *lang.AssignStmt, m *lang.MapExpr, mapName string) e
 
 // update emits bpf_map_update_elem(map, R10+key, R10+val, BPF_ANY).
 func (g *gen) update(mapName string, key, val int16) {
+	g.updateFrom(mapName, key, asm.Mov.Reg(asm.R3, asm.RFP), asm.Add.Imm(asm.R3, int32(val)))
+}
+
+// updateFrom emits bpf_map_update_elem(map, R10+key, value, BPF_ANY),
+// where the instructions value put the value's address in R3.
+func (g *gen) updateFrom(mapName string, key int16, value ...asm.Instruction) {
 	g.emit(
 		asm.LoadMapPtr(asm.R1, 0).WithReference(mapName),
 		asm.Mov.Reg(asm.R2, asm.RFP),
 		asm.Add.Imm(asm.R2, int32(key)),
-		asm.Mov.Reg(asm.R3, asm.RFP),
-		asm.Add.Imm(asm.R3, int32(val)),
+	)
+	g.emit(value...)
+	g.emit(
 		asm.Mov.Imm(asm.R4, 0),
 		asm.FnMapUpdateElem.Call(),
 	)
 }
 
 // addOrCreateImm adds n to the element at R10+key, creating the element
-// with n (written to R10+val) when there is none: count() and hist()'s
-// buckets.
+// with n when there is none: count() and hist()'s buckets. A 1 comes from
+// the read-only one map (no store, and its address is one instruction),
+// other values from R10+val.
 func (g *gen) addOrCreateImm(mapName string, key, val int16, n int32) {
-	g.addOrCreateWith(mapName, key, val, []asm.Instruction{asm.Add.Imm(asm.R1, n)}, storeImm64(val, n))
+	add := []asm.Instruction{asm.Add.Imm(asm.R1, n)}
+	if n == 1 {
+		g.maps.oneMap()
+		g.addOrCreateFrom(mapName, key, add, nil, asm.LoadMapValue(asm.R3, 0, 0).WithReference(OneMap))
+		return
+	}
+	g.addOrCreateWith(mapName, key, val, add, storeImm64(val, n))
 }
 
 // addOrCreate adds the u64 at R10+val to the element at R10+key, creating
@@ -260,6 +274,12 @@ func (g *gen) addOrCreate(mapName string, key, val int16) {
 // to R1, its value; where it is not, first (if any) writes R10+val, and the
 // element is created with R10+val.
 func (g *gen) addOrCreateWith(mapName string, key, val int16, add []asm.Instruction, first ...asm.Instruction) {
+	g.addOrCreateFrom(mapName, key, add, first, asm.Mov.Reg(asm.R3, asm.RFP), asm.Add.Imm(asm.R3, int32(val)))
+}
+
+// addOrCreateFrom is addOrCreateWith with the new element's value at the
+// address that value puts in R3.
+func (g *gen) addOrCreateFrom(mapName string, key int16, add, first []asm.Instruction, value ...asm.Instruction) {
 	create, done := g.label("create"), g.label("added")
 	g.lookup(mapName, key)
 	g.emit(asm.JEq.Imm(asm.R0, 0, create), asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord))
@@ -267,7 +287,7 @@ func (g *gen) addOrCreateWith(mapName string, key, val int16, add []asm.Instruct
 	g.emit(asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord), asm.Ja.Label(done))
 	g.mark(create)
 	g.emit(first...)
-	g.update(mapName, key, val)
+	g.updateFrom(mapName, key, value...)
 	g.mark(done)
 }
 
