@@ -245,6 +245,9 @@ func positioned(s *lang.Script, spec *check.SpecInfo, err error) error {
 
 // gen generates one program.
 type gen struct {
+	// noOne keeps count() and hist() off the one map: the program would
+	// otherwise use one map more than the kernel allows.
+	noOne  bool
 	info   *check.Info
 	maps   *mapSet
 	out    *Output
@@ -314,7 +317,29 @@ func (g *gen) mark(label string) {
 const exitLabel = "exit"
 
 func compileProbe(info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec *check.SpecInfo, name string, tg SkbTarget, ksym func(string) uint64) (*Program, error) {
-	g := &gen{info: info, maps: ms, out: out, probe: p, spec: spec, vars: map[string]int16{}, skbArg: tg.SkbArg, target: tg, mapOf: map[*lang.CallExpr]string{}, ksym: ksym}
+	events := len(out.Events)
+	prog, err := compileProbeWith(false, info, ms, out, p, spec, name, tg, ksym)
+	if tm := (*tooManyMapsError)(nil); errors.As(err, &tm) && tm.one {
+		// Without the one map it may fit: again, from the same events.
+		out.Events = out.Events[:events]
+		prog, err = compileProbeWith(true, info, ms, out, p, spec, name, tg, ksym)
+	}
+	return prog, err
+}
+
+// tooManyMapsError is a program that uses more maps than the kernel lets it;
+// one says the one map is among them.
+type tooManyMapsError struct {
+	n   int
+	one bool
+}
+
+func (e *tooManyMapsError) Error() string {
+	return fmt.Sprintf("the probe uses %d maps, and the kernel lets one program use at most %d; split it into smaller probes", e.n, maxProgMaps)
+}
+
+func compileProbeWith(noOne bool, info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec *check.SpecInfo, name string, tg SkbTarget, ksym func(string) uint64) (*Program, error) {
+	g := &gen{noOne: noOne, info: info, maps: ms, out: out, probe: p, spec: spec, vars: map[string]int16{}, skbArg: tg.SkbArg, target: tg, mapOf: map[*lang.CallExpr]string{}, ksym: ksym}
 	g.vs.g = g
 	ps := &ebpf.ProgramSpec{Name: name, License: "GPL"}
 	switch spec.Spec.Kind {
@@ -426,8 +451,8 @@ func compileProbe(info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec
 		asm.Return(),
 	)
 	ps.Instructions = dropCtxCopy(peephole(g.insns))
-	if n := mapsUsed(ps.Instructions); n > maxProgMaps {
-		return nil, fmt.Errorf("the probe uses %d maps, and the kernel lets one program use at most %d; split it into smaller probes", n, maxProgMaps)
+	if used := mapsUsed(ps.Instructions); len(used) > maxProgMaps {
+		return nil, &tooManyMapsError{n: len(used) - btoi(used[OneMap]), one: used[OneMap]}
 	}
 	if err := checkJumps(ps.Instructions); err != nil {
 		return nil, err
@@ -463,13 +488,20 @@ func unsupported(n lang.Node, what string) error {
 // (MAX_USED_MAPS).
 const maxProgMaps = 64
 
-// mapsUsed counts the distinct maps a program's instructions load.
-func mapsUsed(insns asm.Instructions) int {
+// mapsUsed is the set of maps a program's instructions load.
+func mapsUsed(insns asm.Instructions) map[string]bool {
 	seen := map[string]bool{}
 	for _, ins := range insns {
 		if ins.IsLoadFromMap() {
 			seen[ins.Reference()] = true
 		}
 	}
-	return len(seen)
+	return seen
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -34,13 +34,17 @@ func shinfoOffsets(skb *btf.Struct) (head, end int32, err error) {
 // ipSlots are the frame slots where a parsed IP header's facts live; every
 // probe read clobbers R0-R5 and R6-R8 may hold the caller's values.
 type ipSlots struct {
-	head    int16 // skb->head
+	head    int16 // skb->head (kprobes: read with a helper)
 	nh      int16 // the network header's address (while parsing, its offset from head)
 	version int16 // 4 or 6
 	l4      int16 // the transport header's address
 	proto   int16 // the L4 protocol
-	tmp     int16
+	tmp     int16 // 16 bytes: the IP header's first 10, then header fields
 }
+
+// ipPrefix is how many bytes of the IP header parseIP reads: through
+// IPv4's protocol (byte 9), which holds IPv6's next header (byte 6) too.
+const ipPrefix = 10
 
 // usesKind reports whether n reads a stdlib field of one of these sources
 // (the packet's headers, netfilter), or, with names, one of those fields.
@@ -72,13 +76,18 @@ func (g *gen) usesHeaders(n lang.Node) bool { return g.usesKind(n, stdlib.SrcHea
 // the receive path.
 func (g *gen) parseIP() error {
 	g.ip = &ipSlots{}
-	for _, p := range []*int16{&g.ip.head, &g.ip.nh, &g.ip.version, &g.ip.l4, &g.ip.proto, &g.ip.tmp} {
+	for _, p := range []*int16{&g.ip.head, &g.ip.nh, &g.ip.version, &g.ip.l4, &g.ip.proto} {
 		off, err := g.frame.keep(8)
 		if err != nil {
 			return err
 		}
 		*p = off
 	}
+	tmp, err := g.frame.keep(16)
+	if err != nil {
+		return err
+	}
+	g.ip.tmp = tmp
 	none := g.label("not_ip")
 	sl := *g.ip
 	g.emit(zero8(sl.version)...)
@@ -96,59 +105,53 @@ func (g *gen) parseIP() error {
 	if err := g.skbPtrOr(none); err != nil {
 		return err
 	}
-	g.vs.pop(asm.R3)
 	if g.ctx == ctxArgs {
 		// A BTF pointer (tp_btf, fentry): the two members load directly.
+		g.vs.pop(asm.R0)
 		g.emit(
-			asm.LoadMem(asm.R0, asm.R3, int16(nhOff), asm.Half),
-			asm.StoreMem(asm.RFP, sl.nh, asm.R0, asm.DWord),
-			asm.LoadMem(asm.R0, asm.R3, int16(headOff), asm.DWord),
-			asm.StoreMem(asm.RFP, sl.head, asm.R0, asm.DWord),
+			asm.LoadMem(asm.R1, asm.R0, int16(headOff), asm.DWord),
+			asm.LoadMem(asm.R0, asm.R0, int16(nhOff), asm.Half),
 		)
 	} else {
+		g.vs.pop(asm.R3)
 		g.emit(asm.StoreMem(asm.RFP, sl.head, asm.R3, asm.DWord)) // the skb, for now
 		g.emit(zero8(sl.nh)...)
 		g.emit(asm.Add.Imm(asm.R3, nhOff))
 		g.probeRead(sl.nh, 2)
 		g.emit(asm.LoadMem(asm.R3, asm.RFP, sl.head, asm.DWord), asm.Add.Imm(asm.R3, headOff))
 		g.probeRead(sl.head, 8)
+		g.emit(asm.LoadMem(asm.R0, asm.RFP, sl.nh, asm.DWord), asm.LoadMem(asm.R1, asm.RFP, sl.head, asm.DWord))
 	}
 	g.emit(
-		asm.LoadMem(asm.R0, asm.RFP, sl.nh, asm.DWord),
 		asm.JEq.Imm(asm.R0, 0xffff, none),
 		// From here on, addresses: each read adds only its offset.
-		asm.LoadMem(asm.R1, asm.RFP, sl.head, asm.DWord),
 		asm.Add.Reg(asm.R0, asm.R1),
 		asm.StoreMem(asm.RFP, sl.nh, asm.R0, asm.DWord),
 	)
-	// The first byte of the IP header: version and IHL.
-	g.readAt(sl.tmp, sl.nh, 0, 1)
-	v6, done := g.label("ipv6"), g.label("ip_done")
+	// One read for the version, IHL and protocol (a failed read leaves
+	// zeroes: version 0, no IP header).
+	g.readAt(sl.tmp, sl.nh, 0, ipPrefix)
+	v6, set := g.label("ipv6"), g.label("ip_set")
 	g.emit(
 		asm.LoadMem(asm.R0, asm.RFP, sl.tmp, asm.Byte),
 		asm.Mov.Reg(asm.R1, asm.R0),
 		asm.RSh.Imm(asm.R1, 4),
 		asm.JEq.Imm(asm.R1, 6, v6),
 		asm.JNE.Imm(asm.R1, 4, none),
-		asm.StoreMem(asm.RFP, sl.version, asm.R1, asm.DWord),
-		// IPv4: L4 starts IHL*4 bytes in; the protocol is byte 9.
+		// IPv4: the protocol is byte 9; L4 starts IHL*4 bytes in.
+		asm.LoadMem(asm.R2, asm.RFP, sl.tmp+9, asm.Byte),
 		asm.And.Imm(asm.R0, 0xf),
 		asm.LSh.Imm(asm.R0, 2),
+		asm.Ja.Label(set),
+		// IPv6: next header is byte 6; a fixed 40-byte header.
+		asm.LoadMem(asm.R2, asm.RFP, sl.tmp+6, asm.Byte).WithSymbol(v6),
+		asm.Mov.Imm(asm.R0, 40),
+		asm.StoreMem(asm.RFP, sl.version, asm.R1, asm.DWord).WithSymbol(set),
+		asm.StoreMem(asm.RFP, sl.proto, asm.R2, asm.DWord),
 		asm.LoadMem(asm.R1, asm.RFP, sl.nh, asm.DWord),
 		asm.Add.Reg(asm.R0, asm.R1),
 		asm.StoreMem(asm.RFP, sl.l4, asm.R0, asm.DWord),
 	)
-	g.readAt(sl.proto, sl.nh, 9, 1)
-	g.emit(asm.Ja.Label(done))
-	// IPv6: a fixed 40-byte header; next header is byte 6.
-	g.emit(
-		asm.StoreMem(asm.RFP, sl.version, asm.R1, asm.DWord).WithSymbol(v6),
-		asm.LoadMem(asm.R0, asm.RFP, sl.nh, asm.DWord),
-		asm.Add.Imm(asm.R0, 40),
-		asm.StoreMem(asm.RFP, sl.l4, asm.R0, asm.DWord),
-	)
-	g.readAt(sl.proto, sl.nh, 6, 1)
-	g.mark(done)
 	g.mark(none)
 	return nil
 }
@@ -157,30 +160,32 @@ func (g *gen) parseIP() error {
 // packet has no such header, or the transport protocol lacks the field, the
 // value is 0.
 func (g *gen) header(f *stdlib.Field) error {
-	zero, done := g.label("hdr_zero"), g.label("hdr_done")
+	done := g.label("hdr_done")
 	if g.ip == nil {
 		return fmt.Errorf("%s: the IP header was not parsed", f.Name)
 	}
 	sl := *g.ip
-	g.emit(asm.LoadMem(asm.R0, asm.RFP, sl.proto, asm.DWord))
 	switch {
 	case f.Src.Layer == 3 && f.Name == "l4proto":
 		// 0 where there is no IP header.
+		g.emit(asm.LoadMem(asm.R0, asm.RFP, sl.proto, asm.DWord))
 		return g.vs.push(asm.R0)
 	case f.Src.Layer == 3 && f.Name == "ipver":
 		g.emit(asm.LoadMem(asm.R0, asm.RFP, sl.version, asm.DWord))
 		return g.vs.push(asm.R0)
 	case f.Src.Layer == 4:
+		// 0 unless the protocol has the field.
+		g.emit(asm.LoadMem(asm.R1, asm.RFP, sl.proto, asm.DWord), asm.Mov.Imm(asm.R0, 0))
 		switch {
 		case f.Src.TCPOnly:
-			g.emit(asm.JNE.Imm(asm.R0, 6, zero))
+			g.emit(asm.JNE.Imm(asm.R1, 6, done))
 		case f.Src.ICMPOnly:
 			ok := g.label("icmp")
-			g.emit(asm.JEq.Imm(asm.R0, 1, ok), asm.JEq.Imm(asm.R0, 58, ok), asm.Ja.Label(zero))
+			g.emit(asm.JEq.Imm(asm.R1, 1, ok), asm.JEq.Imm(asm.R1, 58, ok), asm.Ja.Label(done))
 			g.mark(ok)
 		default:
 			ok := g.label("ports")
-			g.emit(asm.JEq.Imm(asm.R0, 6, ok), asm.JEq.Imm(asm.R0, 17, ok), asm.JEq.Imm(asm.R0, 132, ok), asm.Ja.Label(zero))
+			g.emit(asm.JEq.Imm(asm.R1, 6, ok), asm.JEq.Imm(asm.R1, 17, ok), asm.JEq.Imm(asm.R1, 132, ok), asm.Ja.Label(done))
 			g.mark(ok)
 		}
 		// The read fills exactly the bytes loaded back (a failed read
@@ -199,11 +204,9 @@ func (g *gen) header(f *stdlib.Field) error {
 				g.fit(asm.R0, f.Type)
 			}
 		}
-		g.emit(asm.Ja.Label(done))
 	default:
 		return fmt.Errorf("%s is not compiled yet", f.Name)
 	}
-	g.emit(asm.Mov.Imm(asm.R0, 0).WithSymbol(zero))
 	g.mark(done)
 	return g.vs.push(asm.R0)
 }
@@ -221,13 +224,23 @@ func (g *gen) addrInto(f *stdlib.Field, at int16) error {
 		return fmt.Errorf("%s: the IP header was not parsed", f.Name)
 	}
 	sl := *g.ip
-	v6 := g.label("addr6")
-	g.emit(asm.LoadMem(asm.R0, asm.RFP, sl.version, asm.DWord), asm.JEq.Imm(asm.R0, 6, v6), asm.JNE.Imm(asm.R0, 4, done))
-	g.readAt(at, sl.nh, int32(f.Src.Off4), 4)
-	g.emit(asm.StoreImm(asm.RFP, at+16, 4, asm.Byte), asm.Ja.Label(done))
-	g.mark(v6)
-	g.readAt(at, sl.nh, int32(f.Src.Off6), 16)
-	g.emit(asm.StoreImm(asm.RFP, at+16, 6, asm.Byte))
+	// The family is the version (0 without an IP header); one read, of the
+	// size and at the offset the version picks.
+	read := g.label("addr_read")
+	g.emit(
+		asm.LoadMem(asm.R0, asm.RFP, sl.version, asm.DWord),
+		asm.StoreMem(asm.RFP, at+16, asm.R0, asm.Byte),
+		asm.LoadMem(asm.R3, asm.RFP, sl.nh, asm.DWord),
+		asm.Add.Imm(asm.R3, int32(f.Src.Off6)),
+		asm.Mov.Imm(asm.R2, 16),
+		asm.JEq.Imm(asm.R0, 6, read),
+		asm.JNE.Imm(asm.R0, 4, done),
+		asm.Add.Imm(asm.R3, int32(f.Src.Off4-f.Src.Off6)),
+		asm.Mov.Imm(asm.R2, 4),
+		asm.Mov.Reg(asm.R1, asm.RFP).WithSymbol(read),
+		asm.Add.Imm(asm.R1, int32(at)),
+		asm.FnProbeReadKernel.Call(),
+	)
 	g.mark(done)
 	return nil
 }

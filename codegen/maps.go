@@ -256,7 +256,7 @@ func (g *gen) updateFrom(mapName string, key int16, value ...asm.Instruction) {
 // other values from R10+val.
 func (g *gen) addOrCreateImm(mapName string, key, val int16, n int32) {
 	add := []asm.Instruction{asm.Add.Imm(asm.R1, n)}
-	if n == 1 {
+	if n == 1 && !g.noOne {
 		g.maps.oneMap()
 		g.addOrCreateFrom(mapName, key, add, nil, asm.LoadMapValue(asm.R3, 0, 0).WithReference(OneMap))
 		return
