@@ -2,6 +2,8 @@ package codegen
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/cilium/ebpf/asm"
 
@@ -168,7 +170,8 @@ func (g *gen) nfTable(done string) {
 	s, l := g.nf, g.info.Netfilter
 	have := g.label("nf_family")
 	g.emit(asm.LoadMem(asm.R1, asm.RFP, s.hook, asm.DWord), asm.LoadMem(asm.R2, asm.RFP, s.pf, asm.DWord))
-	for pf, off := range l.Hooks {
+	for _, pf := range slices.Sorted(maps.Keys(l.Hooks)) {
+		off := l.Hooks[pf]
 		skip := g.label("nf_pf")
 		g.emit(
 			asm.JNE.Imm(asm.R2, int32(pf), skip),
@@ -201,8 +204,9 @@ func (g *gen) nfTable(done string) {
 			}
 			hit := g.label("nf_hit")
 			any := false
-			for name, k := range NetfilterHookFuncs {
-				if int32(k) != kind || g.ksym == nil {
+			// In name order: the same script compiles to the same program.
+			for _, name := range slices.Sorted(maps.Keys(NetfilterHookFuncs)) {
+				if int32(NetfilterHookFuncs[name]) != kind || g.ksym == nil {
 					continue
 				}
 				if a := g.ksym(name); a != 0 {
