@@ -25,8 +25,9 @@ func Parse(src *Source) (*Script, error) {
 	text := blankPreprocessor(stripShebang(src.Text))
 	diags := &Diagnostics{Src: src}
 	script := &Script{Src: src, At: Span{Start: src.PosAt(0), End: src.PosAt(len(src.Text))}}
+	ranges := &rangeParser{src: src, text: text}
 	for _, ch := range scan(src, text, diags) {
-		g, err := parseRange(src, text, ch)
+		g, err := ranges.parse(ch)
 		if err != nil {
 			// An unclosed ( or [ can swallow the probes after it. Parse the
 			// pieces that start at a probe-looking line on their own, so their
@@ -34,7 +35,7 @@ func Parse(src *Source) (*Script, error) {
 			pieces := splitAtProbeLines(text, ch)
 			addParseError(diags, src, text, err)
 			for _, pc := range pieces[1:] {
-				if g, err := parseRange(src, text, pc); err != nil {
+				if g, err := ranges.parse(pc); err != nil {
 					addParseError(diags, src, text, err)
 				} else {
 					script.Probes = append(script.Probes, lowerProbes(src, diags, g)...)
@@ -88,19 +89,51 @@ func stripShebang(s string) string {
 	return strings.Repeat(" ", end) + s[end:]
 }
 
-// parseRange parses text[ch.start:ch.end] as a script, with the positions
-// of the file: the lexer starts there, at top level. (Parsing a copy of
-// the text with what precedes the chunk blanked out, as this once did,
-// made a script's parse time grow with the square of its probes.)
-func parseRange(src *Source, text string, ch chunk) (*gScript, error) {
-	at := src.PosAt(ch.start)
-	lex := &textLexer{text: text[:ch.end], states: []lexState{stRoot},
-		pos: lexer.Position{Filename: src.Name, Offset: ch.start, Line: at.Line, Column: at.Col}}
-	peek, err := lexer.Upgrade(lex)
+// rangeParser parses ranges of one text, text[ch.start:ch.end], with the
+// positions of the file: the lexer starts there, at top level. (Parsing a
+// copy of the text with what precedes the chunk blanked out, as this once
+// did, made a script's parse time grow with the square of its probes.)
+type rangeParser struct {
+	src  *Source
+	text string
+	toks []lexer.Token // reused from range to range
+}
+
+// parse parses a range by descent, or, when descent does not accept it, by
+// participle, which then says what is wrong.
+func (r *rangeParser) parse(ch chunk) (*gScript, error) {
+	var err error
+	if r.toks, err = appendTokens(r.toks[:0], r.lexer(ch)); err == nil {
+		d := descent{toks: r.toks}
+		if g, ok := d.parseScript(); ok {
+			return g, nil
+		}
+	}
+	peek, err := lexer.Upgrade(r.lexer(ch))
 	if err != nil {
 		return nil, err
 	}
 	return parser.ParseFromLexer(peek)
+}
+
+func (r *rangeParser) lexer(ch chunk) *textLexer {
+	at := r.src.PosAt(ch.start)
+	return &textLexer{text: r.text[:ch.end], states: []lexState{stRoot},
+		pos: lexer.Position{Filename: r.src.Name, Offset: ch.start, Line: at.Line, Column: at.Col}}
+}
+
+// appendTokens appends the tokens of lex to toks, up to and with EOF.
+func appendTokens(toks []lexer.Token, lex *textLexer) ([]lexer.Token, error) {
+	for {
+		t, err := lex.Next()
+		if err != nil {
+			return toks, err
+		}
+		toks = append(toks, t)
+		if t.EOF() {
+			return toks, nil
+		}
+	}
 }
 
 type chunk struct{ start, end int }
