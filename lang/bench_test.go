@@ -22,6 +22,7 @@ func BenchmarkParseProbes(b *testing.B) {
 	for _, n := range []int{1000, 4000, 21000} {
 		text := manyProbes(n)
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
 			for b.Loop() {
 				if _, err := Parse(&Source{Name: "x.st", Text: text}); err != nil {
 					b.Fatal(err)
@@ -31,4 +32,27 @@ func BenchmarkParseProbes(b *testing.B) {
 			b.ReportMetric(float64(len(text))/1e6, "MB")
 		})
 	}
+}
+
+// denseProbes is a script of about size bytes of probes dense in
+// expressions: operators, calls, maps, fields, a conditional, if/else.
+func denseProbes(size int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "BEGIN { $x = 1+2*3-4+5 | @a[$x, %d] - f(8, 9)->y + (z > 3 ? 1 : 2); if ($x > 1) { @b[1] = count(); } else { printf(\"%%d\\n\", $x) } }\n", i)
+	}
+	return b.String()
+}
+
+// BenchmarkParseDense parses 1 MB of probes dense in expressions, where
+// a byte of script makes the most nodes.
+func BenchmarkParseDense(b *testing.B) {
+	text := denseProbes(1 << 20)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		if _, err := Parse(&Source{Name: "x.st", Text: text}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(text))/1e6, "MB")
 }

@@ -8,10 +8,10 @@ import (
 // descent parses the grammar of grammar.go by recursive descent: one
 // method per g* type, each the transliteration of the type's tags, with
 // participle's rules for choosing a branch. It is the fast path of
-// parseRange (participle, through reflection, spent a hundred
-// allocations a token on its branches); participle stays the reference.
-// A chunk descent does not accept is parsed again by participle, which
-// then reports the error, so diagnostics are participle's own.
+// rangeParser.parse (participle, through reflection, spent some fifty
+// allocations a token on the branches it tried); participle stays the
+// reference. A range descent does not accept is parsed again by
+// participle, which then reports the error: diagnostics are its own.
 //
 // participle's rules, kept here:
 //   - alternatives ( a | b ) are tried in order, the first that matches wins;
@@ -24,11 +24,48 @@ import (
 //   - Pos is the first token's position, EndPos the next token's.
 //
 // descent_test.go compares the two parsers' trees on the test corpus and
-// under fuzzing, and keeps testdata/grammar.ebnf: a change to the grammar
-// shows there, and needs the same change here.
+// under fuzzing (FuzzDescent), and keeps testdata/grammar.golden: a
+// change to the grammar shows there, and needs the same change here.
 type descent struct {
-	toks []lexer.Token // ending with EOF
-	i    int
+	toks  []lexer.Token // ending with EOF
+	i     int
+	nodes *descentNodes
+}
+
+// descentNodes are the nodes of descent's trees, from slabs: a range's
+// tree is dead once lowered, and the next range reuses its memory.
+type descentNodes struct {
+	probes    slab[gProbe]
+	specs     slab[gSpec]
+	blocks    slab[gBlock]
+	stmts     slab[gStmt]
+	ifs       slab[gIf]
+	exprs     slab[gExpr]
+	binaries  slab[gBinary]
+	opArgs    slab[gOpArg]
+	unaries   slab[gUnary]
+	casts     slab[gCast]
+	postfixes slab[gPostfix]
+	selectors slab[gSelector]
+	primaries slab[gPrimary]
+	strings   slab[string]
+}
+
+func (n *descentNodes) reset() {
+	n.probes.reset()
+	n.specs.reset()
+	n.blocks.reset()
+	n.stmts.reset()
+	n.ifs.reset()
+	n.exprs.reset()
+	n.binaries.reset()
+	n.opArgs.reset()
+	n.unaries.reset()
+	n.casts.reset()
+	n.postfixes.reset()
+	n.selectors.reset()
+	n.primaries.reset()
+	n.strings.reset()
 }
 
 // lookahead is participle's UseLookahead in parse.go.
@@ -141,12 +178,12 @@ func (p *descent) refPtr(t lexer.TokenType) *string {
 	if !ok {
 		return nil
 	}
-	return &v
+	return p.nodes.strings.new(v)
 }
 
 // gProbe: `@@ ( "," @@ )* ( PredOpen @@ PredClose )? @@`
 func (p *descent) probe() (*gProbe, bool) {
-	g := &gProbe{Pos: p.peek().Pos}
+	g := p.nodes.probes.new(gProbe{Pos: p.peek().Pos})
 	s, ok := p.spec()
 	if !ok {
 		return nil, false
@@ -186,7 +223,7 @@ func (p *descent) probe() (*gProbe, bool) {
 
 // gSpec: `@ProbeSpec`
 func (p *descent) spec() (*gSpec, bool) {
-	g := &gSpec{Pos: p.peek().Pos}
+	g := p.nodes.specs.new(gSpec{Pos: p.peek().Pos})
 	var ok bool
 	if g.Text, ok = p.ref(tProbeSpec); !ok {
 		return nil, false
@@ -197,7 +234,7 @@ func (p *descent) spec() (*gSpec, bool) {
 
 // gBlock: `( @LBrace | @AngleOpen ) @@* ( @RBrace | @AngleClose )`
 func (p *descent) block() (*gBlock, bool) {
-	g := &gBlock{Pos: p.peek().Pos}
+	g := p.nodes.blocks.new(gBlock{Pos: p.peek().Pos})
 	var ok bool
 	if g.Open, ok = p.ref(tLBrace); !ok {
 		if g.Open, ok = p.ref(tAngleOpen); !ok {
@@ -229,7 +266,7 @@ var (
 
 // gStmt: `( @@ | @@ ( @(assignOps) @@ | @(incrOps) )? ) @";"*`
 func (p *descent) stmt() (*gStmt, bool) {
-	g := &gStmt{Pos: p.peek().Pos}
+	g := p.nodes.stmts.new(gStmt{Pos: p.peek().Pos})
 	start := p.i
 	ifs, ok := p.ifStmt()
 	if p.taken(ok, start) {
@@ -269,7 +306,7 @@ func (p *descent) ifStmt() (*gIf, bool) {
 	if !p.at("if") {
 		return nil, false
 	}
-	g := &gIf{Pos: p.peek().Pos}
+	g := p.nodes.ifs.new(gIf{Pos: p.peek().Pos})
 	p.next()
 	var ok bool
 	if !p.lit("(") {
@@ -301,7 +338,7 @@ func (p *descent) ifStmt() (*gIf, bool) {
 
 // gExpr: `@@ ( "?" @@ ":" @@ )?`
 func (p *descent) expr() (*gExpr, bool) {
-	g := &gExpr{Pos: p.peek().Pos}
+	g := p.nodes.exprs.new(gExpr{Pos: p.peek().Pos})
 	var ok bool
 	if g.Cond, ok = p.binary(); !ok {
 		return nil, false
@@ -327,7 +364,7 @@ func (p *descent) expr() (*gExpr, bool) {
 
 // gBinary: `@@ @@*`
 func (p *descent) binary() (*gBinary, bool) {
-	g := &gBinary{Pos: p.peek().Pos}
+	g := p.nodes.binaries.new(gBinary{Pos: p.peek().Pos})
 	var ok bool
 	if g.Head, ok = p.unary(); !ok {
 		return nil, false
@@ -354,7 +391,7 @@ func (p *descent) opArg() (*gOpArg, bool) {
 	if !ok {
 		return nil, false
 	}
-	g := &gOpArg{Pos: pos, Op: op}
+	g := p.nodes.opArgs.new(gOpArg{Pos: pos, Op: op})
 	if g.X, ok = p.unary(); !ok {
 		return nil, false
 	}
@@ -366,7 +403,7 @@ var unaryOps = []string{"!", "~", "-", "+", "*"}
 
 // gUnary: `( @(unaryOps) @@ | @@ | @@ )`
 func (p *descent) unary() (*gUnary, bool) {
-	g := &gUnary{Pos: p.peek().Pos}
+	g := p.nodes.unaries.new(gUnary{Pos: p.peek().Pos})
 	start := p.i
 	op, ok := p.oneOf(unaryOps)
 	var x *gUnary
@@ -399,7 +436,7 @@ func (p *descent) cast() (*gCast, bool) {
 	if !p.at("(") {
 		return nil, false
 	}
-	g := &gCast{Pos: p.peek().Pos}
+	g := p.nodes.casts.new(gCast{Pos: p.peek().Pos})
 	p.next()
 	start := p.i
 	tag, ok := p.oneOf(tagKeywords)
@@ -436,7 +473,7 @@ func (p *descent) cast() (*gCast, bool) {
 
 // gPostfix: `@@ @@*`
 func (p *descent) postfix() (*gPostfix, bool) {
-	g := &gPostfix{Pos: p.peek().Pos}
+	g := p.nodes.postfixes.new(gPostfix{Pos: p.peek().Pos})
 	var ok bool
 	if g.X, ok = p.primary(); !ok {
 		return nil, false
@@ -459,7 +496,7 @@ func (p *descent) selector() (*gSelector, bool) {
 	if !p.at("->") && !p.at(".") && !p.at("[") {
 		return nil, false
 	}
-	g := &gSelector{Pos: p.peek().Pos}
+	g := p.nodes.selectors.new(gSelector{Pos: p.peek().Pos})
 	start := p.i
 	var ok bool
 	if p.lit("->") {
@@ -490,7 +527,7 @@ func (p *descent) selector() (*gSelector, bool) {
 // | @Map ( "[" @@ ( "," @@ )* "]" )? | @Ident ( @"(" ( @@ ( "," @@ )* )? ")" )?
 // | "(" @@ ")" )`
 func (p *descent) primary() (*gPrimary, bool) {
-	g := &gPrimary{Pos: p.peek().Pos}
+	g := p.nodes.primaries.new(gPrimary{Pos: p.peek().Pos})
 	switch t := p.peek().Type; t {
 	case tString:
 		g.Str = p.refPtr(t)
@@ -515,8 +552,7 @@ func (p *descent) primary() (*gPrimary, bool) {
 		if p.lit("(") {
 			args, ok := p.list("", ")", false)
 			if p.taken(ok, start) {
-				paren := "("
-				g.Call, g.Args = &paren, args
+				g.Call, g.Args = p.nodes.strings.new("("), args
 			}
 		}
 	default:

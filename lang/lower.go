@@ -274,6 +274,9 @@ func (l *lowerer) ipLit(sp Span, text string) Expr {
 // for an unknown escape.
 func unquote(q string) (string, string) {
 	s := q[1 : len(q)-1]
+	if strings.IndexByte(s, '\\') < 0 {
+		return s, ""
+	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]

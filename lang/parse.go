@@ -15,7 +15,7 @@ import (
 var parser = participle.MustBuild[gScript](
 	participle.Lexer(lexerDef),
 	participle.Elide("whitespace", "comment"),
-	participle.UseLookahead(4),
+	participle.UseLookahead(lookahead),
 )
 
 // Parse parses a script into an AST. All syntax errors are reported: the script
@@ -96,15 +96,19 @@ func stripShebang(s string) string {
 type rangeParser struct {
 	src  *Source
 	text string
-	toks []lexer.Token // reused from range to range
+	// The tokens and descent's nodes are reused from range to range.
+	toks  []lexer.Token
+	nodes descentNodes
 }
 
 // parse parses a range by descent, or, when descent does not accept it, by
-// participle, which then says what is wrong.
+// participle, which then says what is wrong. The tree is good until the
+// next parse: lower it first.
 func (r *rangeParser) parse(ch chunk) (*gScript, error) {
 	var err error
 	if r.toks, err = appendTokens(r.toks[:0], r.lexer(ch)); err == nil {
-		d := descent{toks: r.toks}
+		r.nodes.reset()
+		d := descent{toks: r.toks, nodes: &r.nodes}
 		if g, ok := d.parseScript(); ok {
 			return g, nil
 		}
@@ -143,7 +147,6 @@ type chunk struct{ start, end int }
 // at the ends of top-level blocks. Chunks holding a lexical error are not parsed,
 // so one bad string does not cascade into a page of syntax errors.
 func scan(src *Source, text string, d *Diagnostics) []chunk {
-	sym := lexerDef.Symbols()
 	lex, err := lexerDef.LexString(src.Name, text)
 	if err != nil {
 		d.Add(Span{Start: src.PosAt(0), End: src.PosAt(0)}, "", "%v", err)
@@ -175,30 +178,30 @@ func scan(src *Source, text string, d *Diagnostics) []chunk {
 		}
 		tokSpan := Span{Start: src.PosAt(tok.Pos.Offset), End: src.PosAt(tok.Pos.Offset + len(tok.Value))}
 		switch tok.Type {
-		case sym["BadString"]:
+		case tBadString:
 			d.Add(tokSpan, "close it with \" on the same line", "unterminated string")
 			bad = true
-		case sym["BadComment"]:
+		case tBadComment:
 			tokSpan.End = src.PosAt(tok.Pos.Offset + 2)
 			d.Add(tokSpan, "close it with */", "unterminated comment")
 			bad = true
-		case sym["Hash"]:
+		case tHash:
 			if strings.HasPrefix(strings.TrimLeft(tok.Value[1:], " \t"), "define") {
 				d.Add(tokSpan, "#include and #if lines are ignored (types come from BTF); write the value itself, or pass it as $1", "#define is not supported: skbtrace has no C preprocessor")
 			} else {
 				d.Add(tokSpan, "comments are // or /* */; #! is allowed only on the first line", "syntax error: unexpected \"#\"")
 			}
 			bad = true
-		case sym["LBrace"], sym["LParen"], sym["LBrack"], sym["AngleOpen"], sym["PredOpen"]:
+		case tLBrace, tLParen, tLBrack, tAngleOpen, tPredOpen:
 			depth++
 			open = append(open, tok)
-		case sym["RBrace"], sym["RParen"], sym["RBrack"], sym["AngleClose"], sym["PredClose"]:
+		case tRBrace, tRParen, tRBrack, tAngleClose, tPredClose:
 			depth--
 			if len(open) > 0 {
 				open = open[:len(open)-1]
 			}
 		}
-		if depth == 0 && (tok.Type == sym["RBrace"] || tok.Type == sym["AngleClose"]) {
+		if depth == 0 && (tok.Type == tRBrace || tok.Type == tAngleClose) {
 			end := tok.Pos.Offset + len(tok.Value)
 			if !bad {
 				chunks = append(chunks, chunk{start, end})
