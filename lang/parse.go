@@ -120,6 +120,7 @@ func (r *rangeParser) parse(ch chunk) (*gScript, error) {
 	return parser.ParseFromLexer(peek)
 }
 
+// lexer lexes text[:ch.end] from ch.start, at top level.
 func (r *rangeParser) lexer(ch chunk) *textLexer {
 	at := r.src.PosAt(ch.start)
 	return &textLexer{text: r.text[:ch.end], states: []lexState{stRoot},

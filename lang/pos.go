@@ -1,4 +1,5 @@
-// Package lang holds skbtrace's front end: the lexer and participle grammar, the
+// Package lang holds skbtrace's front end: the lexer and participle grammar (and
+// descent, the parser that follows the grammar without reflection), the
 // abstract syntax tree with source spans, and diagnostics that point at the script.
 package lang
 
