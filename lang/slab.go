@@ -8,17 +8,23 @@ type slab[T any] struct {
 	b, i   int // the next value is blocks[b][i]
 }
 
-// slabBlock is how many values a block holds.
+// slabBlock is the size of the largest blocks; the first are smaller,
+// so that a one-liner does not pay for a script's blocks.
 const slabBlock = 64
 
 // new returns a pointer to a copy of v, valid until the next reset.
 func (s *slab[T]) new(v T) *T {
 	if s.b == len(s.blocks) {
-		s.blocks = append(s.blocks, make([]T, slabBlock))
+		size := slabBlock
+		if n := len(s.blocks); n < 3 {
+			size >>= 3 - n // 8, 16, 32, then 64
+		}
+		s.blocks = append(s.blocks, make([]T, size))
 	}
-	p := &s.blocks[s.b][s.i]
+	blk := s.blocks[s.b]
+	p := &blk[s.i]
 	*p = v
-	if s.i++; s.i == slabBlock {
+	if s.i++; s.i == len(blk) {
 		s.b, s.i = s.b+1, 0
 	}
 	return p
