@@ -277,7 +277,9 @@ type gen struct {
 	// functions' addresses.
 	nf         *nfSlots
 	usesTables bool
-	ksym       func(string) uint64
+	// nfAt is the body's statement the netfilter scan goes before.
+	nfAt lang.Stmt
+	ksym func(string) uint64
 	// mapOf names the map an aggregation call is assigned to.
 	mapOf map[*lang.CallExpr]string
 	// entrySkb and entryTime are the slots of the skb and the time an
@@ -439,8 +441,14 @@ func compileProbeWith(noOne bool, info *check.Info, ms *mapSet, out *Output, p *
 		}
 	}
 	if scanAt != nil && g.usesKind(scanAt, stdlib.SrcNetfilter) {
-		if err := g.nfScan(); err != nil {
-			return nil, err
+		// Before the first statement that reads one, not before the body:
+		// the verifier follows each way the scan can end through the code
+		// after it, so the statements before are walked once.
+		for _, st := range p.Body.Stmts {
+			if g.usesKind(st, stdlib.SrcNetfilter) {
+				g.nfAt = st
+				break
+			}
 		}
 	}
 	if err := g.block(p.Body); err != nil {

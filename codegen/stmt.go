@@ -8,6 +8,11 @@ import (
 
 func (g *gen) block(b *lang.Block) error {
 	for _, s := range b.Stmts {
+		if s == g.nfAt {
+			if err := g.nfScan(); err != nil {
+				return err
+			}
+		}
 		m := g.frame.mark()
 		if err := g.stmt(s); err != nil {
 			return err
