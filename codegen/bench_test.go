@@ -84,6 +84,7 @@ func BenchmarkCompileBEGINProbes(b *testing.B) {
 		fmt.Fprintf(&s, "BEGIN { @m%d = count(); printf(\"%%d\\n\", %d) }\n", i, i)
 	}
 	var insns int
+	b.SetBytes(int64(s.Len()))
 	for b.Loop() {
 		insns = 0
 		for _, p := range compile(b, s.String()).Programs {
