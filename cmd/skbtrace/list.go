@@ -32,12 +32,9 @@ func list(o options, pattern string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
 		return 1
 	}
-	var spec *btf.Spec
-	if o.verbose {
-		if spec, err = loadBTF(o.btfFile); err != nil {
-			fmt.Fprintf(stderr, "skbtrace: %v\n", err)
-			return 1
-		}
+	spec, ok := verboseBTF(o, stderr)
+	if !ok {
+		return 1
 	}
 	matches := func(probe, name string) bool {
 		a, _ := path.Match(pattern, probe)
@@ -124,4 +121,18 @@ func tracepointCategory(name string) string {
 		}
 	}
 	return "*"
+}
+
+// verboseBTF loads the kernel's BTF where -lv prints prototypes (nil for
+// -l); false where it cannot, said on stderr.
+func verboseBTF(o options, stderr io.Writer) (*btf.Spec, bool) {
+	if !o.verbose {
+		return nil, true
+	}
+	spec, err := loadBTF(o.btfFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
+		return nil, false
+	}
+	return spec, true
 }

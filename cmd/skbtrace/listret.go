@@ -42,12 +42,9 @@ func listSkbRet(o options, glob string, stdout, stderr io.Writer) int {
 			glob, why, glob)
 		return 1
 	}
-	var spec *btf.Spec
-	if o.verbose {
-		if spec, err = loadBTF(o.btfFile); err != nil {
-			fmt.Fprintf(stderr, "skbtrace: %v\n", err)
-			return 1
-		}
+	spec, ok := verboseBTF(o, stderr)
+	if !ok {
+		return 1
 	}
 	for _, f := range fns {
 		if !o.verbose {
