@@ -26,7 +26,7 @@ func KernelBTF() (*btf.Spec, error) { return btfCache.Kernel() }
 // translated into what is missing and what to do; verbose keeps the
 // verifier's whole log in the message.
 func Load(out *codegen.Output, verbose bool) (*ebpf.Collection, error) {
-	cs := &ebpf.CollectionSpec{Maps: out.Maps, Programs: map[string]*ebpf.ProgramSpec{}}
+	cs := &ebpf.CollectionSpec{Maps: allocOnUpdate(out.Maps), Programs: map[string]*ebpf.ProgramSpec{}}
 	for _, p := range out.Programs {
 		// Helpers and fentry programs load one by one, later: one that
 		// fails costs itself only.
