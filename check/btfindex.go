@@ -9,7 +9,8 @@ import (
 
 // btfIndex holds what only a walk over all of BTF can find: function and
 // tracepoint names for "did you mean" hints, and the named prototypes of
-// tracepoint classes. It is built once per spec, on first need.
+// tracepoint classes. It is built once per spec, on first need; it is empty
+// where the checker has only some of the types (wholeSpec).
 type btfIndex struct {
 	funcs       []string
 	tracepoints []string
@@ -39,7 +40,11 @@ type btfIndexOnce struct {
 	idx  btfIndex
 }
 
-func indexOf(spec *btf.Spec) *btfIndex {
+func indexOf(b BTF) *btfIndex {
+	spec := wholeSpec(b)
+	if spec == nil {
+		return &btfIndex{}
+	}
 	v, _ := indexes.LoadOrStore(spec, &btfIndexOnce{})
 	o := v.(*btfIndexOnce)
 	o.once.Do(func() {

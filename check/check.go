@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/cilium/ebpf/btf"
-
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/lang/types"
 	"github.com/skbtrace/skbtrace/stdlib"
@@ -15,7 +13,7 @@ import (
 type Options struct {
 	// BTF is the kernel's type information. It is required: skb fields and
 	// probe arguments are resolved against it.
-	BTF *btf.Spec
+	BTF BTF
 	// Params are the positional parameters $1, $2, ...
 	Params []string
 	// TracepointExists, when set, says whether a tracepoint exists; it lets

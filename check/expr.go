@@ -97,7 +97,7 @@ func (c *checker) ident(e *lang.Ident) types.Type {
 		c.info.Consts[e] = Const{Int: k.Value}
 		return k.Type
 	}
-	if v, ok := indexOf(c.opts.BTF).enumerators[e.Name]; ok && isUpperName(e.Name) {
+	if v, ok := c.enumerator(e.Name); ok {
 		// A kernel enumerator, as C names it: TCP_CLOSE,
 		// SKB_DROP_REASON_NOT_SPECIFIED.
 		c.info.Consts[e] = Const{Int: v.value}
@@ -135,6 +135,17 @@ func (c *checker) ident(e *lang.Ident) types.Type {
 	}
 	c.errorf(e, didYouMean(e.Name, stdlib.Names()), "unknown name %q", e.Name)
 	return types.Bad
+}
+
+// enumerator finds a kernel enumerator written as C names it (TCP_CLOSE):
+// only an upper-case name is looked for, so that other names do not cost
+// the walk over all of BTF that the index of enumerators takes.
+func (c *checker) enumerator(name string) (enumerator, bool) {
+	if !isUpperName(name) {
+		return enumerator{}, false
+	}
+	v, ok := indexOf(c.opts.BTF).enumerators[name]
+	return v, ok
 }
 
 func didYouMean(name string, cands []string) string {

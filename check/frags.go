@@ -22,7 +22,7 @@ type FragLayout struct {
 // bv_len and bv_offset (5.4 to 6.7), and a struct skb_frag with netmem,
 // len and offset (6.8 on; netmem's low bit set marks memory that is not a
 // page, which is not read). nil where none of these is found.
-func fragLayout(spec *btf.Spec) *FragLayout {
+func fragLayout(spec BTF) *FragLayout {
 	if spec == nil {
 		return nil
 	}

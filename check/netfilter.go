@@ -35,6 +35,9 @@ type NfLayout struct {
 // moduleBTF loads a module's BTF, from /sys/kernel/btf, on top of the
 // kernel's.
 func moduleBTF(module string, base *btf.Spec) (*btf.Spec, error) {
+	if base == nil {
+		return nil, fmt.Errorf("no whole BTF to load module %s's on", module)
+	}
 	f, err := os.Open(filepath.Join("/sys/kernel/btf", module))
 	if err != nil {
 		return nil, err
@@ -45,8 +48,8 @@ func moduleBTF(module string, base *btf.Spec) (*btf.Spec, error) {
 
 // netfilterLayout resolves the offsets; it fails, naming what is missing,
 // on a kernel built without netfilter.
-func netfilterLayout(spec *btf.Spec) (*NfLayout, error) {
-	offIn := func(spec *btf.Spec, st string, path ...string) (uint32, error) {
+func netfilterLayout(spec BTF) (*NfLayout, error) {
+	offIn := func(spec BTF, st string, path ...string) (uint32, error) {
 		var s *btf.Struct
 		if err := spec.TypeByName(st, &s); err != nil {
 			return 0, fmt.Errorf("this kernel's BTF has no struct %s", st)
@@ -99,7 +102,7 @@ func netfilterLayout(spec *btf.Spec) (*NfLayout, error) {
 			if ok {
 				return true
 			}
-			if s, err = moduleBTF(module, spec); err != nil {
+			if s, err = moduleBTF(module, wholeSpec(spec)); err != nil {
 				return false
 			}
 		}

@@ -180,7 +180,6 @@ func fieldsOf(raw *btf.Struct) []formatField {
 // a certain answer is given: the event's own struct, or the one class whose
 // __bpf_trace_CLASS prototype is the event's.
 func (c *checker) rawEventStruct(name string, fields []formatField) *btf.Struct {
-	idx := indexOf(c.opts.BTF)
 	matches := func(s *btf.Struct) bool {
 		for _, f := range fields {
 			mname := f.Name
@@ -205,6 +204,7 @@ func (c *checker) rawEventStruct(name string, fields []formatField) *btf.Struct 
 		}
 	}
 	var found []*btf.Struct
+	idx := indexOf(c.opts.BTF)
 	for _, s := range idx.rawEvents {
 		class := strings.TrimPrefix(s.Name, "trace_event_raw_")
 		if proto != nil {
