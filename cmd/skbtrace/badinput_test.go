@@ -49,7 +49,7 @@ func prepareCorpus(t *testing.T, file string) error {
 		return err
 	}
 	o := options{backend: "auto", events: "auto", snaplen: codegen.DefaultSnaplen}
-	out, _, err := compileFor(o, script, info, spec, io.Discard)
+	out, _, err := compileFor(o, script, info, runtime.KernelBTF, io.Discard)
 	if err != nil {
 		return err
 	}

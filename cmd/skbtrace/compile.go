@@ -15,49 +15,62 @@ import (
 
 // compileAndRun parses and checks the script, then dumps or runs it.
 func compileAndRun(o options, src *lang.Source, params []string, stdout, stderr io.Writer) int {
+	kt := &kernelTypes{file: o.btfFile}
+	defer kt.save()
+	script, info, status := kt.check(o, src, params, stderr)
+	if script == nil {
+		return status
+	}
+	if o.dump {
+		lang.DumpWith(stdout, script, info.Describe)
+		return dumpCode(o, script, info, stdout, stderr)
+	}
+	return trace(o, script, info, kt.whole, stdout, stderr)
+}
+
+// checkScript parses and checks the script with the kernel types that types
+// returns, then applies --filter and -w. It returns the script and what the
+// checker learnt, or a nil script and the exit status.
+func checkScript(o options, src *lang.Source, params []string, types func() (check.BTF, error), stderr io.Writer) (*lang.Script, *check.Info, int) {
 	script, err := lang.Parse(src)
 	if err != nil {
-		return report(stderr, err)
+		return nil, nil, report(stderr, err)
 	}
-	spec, err := loadBTF(o.btfFile)
+	spec, err := types()
 	if err != nil {
 		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
-		return 1
+		return nil, nil, 1
 	}
 	copts := checkOptions(spec, params, stderr)
 	info, err := check.Check(script, copts)
 	if err != nil {
-		return report(stderr, err)
+		return nil, nil, report(stderr, err)
 	}
 	// --filter and -w change the script's skb probes: check it again.
 	changed := false
 	if o.filter != "" {
 		if !addFilter(script, info, o.filter) {
 			fmt.Fprintln(stderr, "skbtrace: --filter: no probe of the script has an skb to filter")
-			return 1
+			return nil, nil, 1
 		}
 		changed = true
 	}
 	switch {
 	case o.write == "" && callsCapture(script):
 		fmt.Fprintln(stderr, "skbtrace: capture() writes to the file of -w FILE: give one")
-		return 1
+		return nil, nil, 1
 	case o.write != "" && !callsCapture(script) && !addCapture(script, info):
 		fmt.Fprintln(stderr, "skbtrace: -w: no probe of the script has an skb to capture")
-		return 1
+		return nil, nil, 1
 	case o.write != "":
 		changed = true
 	}
 	if changed {
 		if info, err = check.Check(script, copts); err != nil {
-			return report(stderr, err)
+			return nil, nil, report(stderr, err)
 		}
 	}
-	if o.dump {
-		lang.DumpWith(stdout, script, info.Describe)
-		return dumpCode(o, script, info, stdout, stderr)
-	}
-	return trace(o, script, info, spec, stdout, stderr)
+	return script, info, 0
 }
 
 // report prints a script's diagnostics, or any other error, and returns the
@@ -120,7 +133,7 @@ func dumpCode(o options, script *lang.Script, info *check.Info, stdout, stderr i
 
 // checkOptions are the checker's options for this kernel: its BTF, the
 // positional parameters, and tracefs formats for classic tracepoints.
-func checkOptions(spec *btf.Spec, params []string, stderr io.Writer) check.Options {
+func checkOptions(spec check.BTF, params []string, stderr io.Writer) check.Options {
 	warn := func(msg string) { fmt.Fprintf(stderr, "skbtrace: %s\n", msg) }
 	return check.Options{BTF: spec, Params: params, TracepointFormat: runtime.TracepointFormat(warn), TracepointExists: runtime.TracepointExists,
 		MatchFuncs: runtime.TraceableFuncs}

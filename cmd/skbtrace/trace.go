@@ -23,8 +23,10 @@ import (
 )
 
 // trace compiles, attaches and traces until Ctrl-C, SIGTERM, --duration or
-// the end of -c's command; then it detaches and prints the maps.
-func trace(o options, script *lang.Script, info *check.Info, spec *btf.Spec, stdout, stderr io.Writer) int {
+// the end of -c's command; then it detaches and prints the maps. whole
+// returns the kernel's whole BTF (or --btf FILE's), decoded on first use: a
+// script checked against the BTF cache may need none of it.
+func trace(o options, script *lang.Script, info *check.Info, whole func() (*btf.Spec, error), stdout, stderr io.Writer) int {
 	var limit time.Duration
 	if o.duration != "" {
 		d, err := time.ParseDuration(o.duration)
@@ -39,7 +41,7 @@ func trace(o options, script *lang.Script, info *check.Info, spec *btf.Spec, std
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	defer watchSignals(stop, stderr)()
-	out, funcs, err := compileFor(o, script, info, spec, stderr)
+	out, funcs, err := compileFor(o, script, info, whole, stderr)
 	if err != nil {
 		return report(stderr, err)
 	}
@@ -146,8 +148,8 @@ func trace(o options, script *lang.Script, info *check.Info, spec *btf.Spec, std
 // compileFor generates the programs as they will be loaded: skb: globs
 // resolved against this kernel (functions or tracepoints), events to the
 // buffer --events names. What it says along the way goes to stderr.
-func compileFor(o options, script *lang.Script, info *check.Info, spec *btf.Spec, stderr io.Writer) (*codegen.Output, *runtime.FuncAttach, error) {
-	opts, funcs, err := skbBackend(o, script, spec, stderr)
+func compileFor(o options, script *lang.Script, info *check.Info, whole func() (*btf.Spec, error), stderr io.Writer) (*codegen.Output, *runtime.FuncAttach, error) {
+	opts, funcs, err := skbBackend(o, script, whole, stderr)
 	if err == nil {
 		funcs, err = globBackend(o, info, funcs)
 	}
@@ -161,7 +163,11 @@ func compileFor(o options, script *lang.Script, info *check.Info, spec *btf.Spec
 	opts.Snaplen = o.snaplen
 	if len(info.Capture) > 0 {
 		// Packets beyond their linear part: their pages' addresses.
-		mul, off, err := runtime.PageVirt(spec)
+		spec, err := whole()
+		var mul, off uint64
+		if err == nil {
+			mul, off, err = runtime.PageVirt(spec)
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "skbtrace: -w: packets are cut at their linear part: %v\n", err)
 		}
@@ -197,7 +203,7 @@ func runCommand(ctx context.Context, command string, stderr io.Writer) int {
 // discovery finds, with the backend --backend names or the fastest that
 // works (kprobe-multi, fentry, kprobe); where none works, to every
 // tracepoint that carries an sk_buff, which it says on stderr.
-func skbBackend(o options, script *lang.Script, spec *btf.Spec, stderr io.Writer) (codegen.Options, *runtime.FuncAttach, error) {
+func skbBackend(o options, script *lang.Script, whole func() (*btf.Spec, error), stderr io.Writer) (codegen.Options, *runtime.FuncAttach, error) {
 	// globs are the skb: patterns, each with where it is first written.
 	globs := map[string]*lang.ProbeSpec{}
 	for _, p := range script.Probes {
@@ -229,6 +235,10 @@ func skbBackend(o options, script *lang.Script, spec *btf.Spec, stderr io.Writer
 		return codegen.Options{}, nil, noReturns(script, rets, reasons)
 	}
 	if backend == runtime.BackendTracepoint {
+		spec, err := whole()
+		if err != nil {
+			return codegen.Options{}, nil, err
+		}
 		return tracepointFallback(o, script, globs, reasons, spec, stderr)
 	}
 	if o.backend == "auto" || o.backend == "" {

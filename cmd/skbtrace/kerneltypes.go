@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"io"
+
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/skbtrace/skbtrace/check"
+	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/runtime"
+)
+
+// kernelTypes is where a script's kernel types come from: this kernel's BTF
+// cache where it answers every lookup the check makes, else the whole BTF
+// (the kernel's, or --btf FILE's), decoded once. The cache saves most of a
+// one-liner's start: decoding the whole BTF and sk_buff's types in it.
+type kernelTypes struct {
+	file string
+	spec *btf.Spec
+	// rec records the lookups in the kernel's whole BTF, for the cache;
+	// prev is the cache that missed, if any.
+	rec  *runtime.RecordingTypes
+	prev *runtime.CachedTypes
+}
+
+// whole returns the whole BTF, decoding it on first use.
+func (k *kernelTypes) whole() (*btf.Spec, error) {
+	if k.spec == nil {
+		spec, err := loadBTF(k.file)
+		if err != nil {
+			return nil, err
+		}
+		k.spec = spec
+	}
+	return k.spec, nil
+}
+
+// check parses and checks the script (checkScript). It tries the kernel's
+// BTF cache first, saying nothing meanwhile; where the cache was asked for
+// a name it does not hold, its answers may differ from the whole BTF's, so
+// what it said is dropped and the script is checked again from its source
+// with the whole BTF, as if there were no cache.
+func (k *kernelTypes) check(o options, src *lang.Source, params []string, stderr io.Writer) (*lang.Script, *check.Info, int) {
+	if k.file == "" {
+		if cached, err := runtime.CachedKernelTypes(); err == nil {
+			var said bytes.Buffer
+			script, info, status := checkScript(o, src, params, func() (check.BTF, error) { return cached, nil }, &said)
+			if !cached.Missed() {
+				stderr.Write(said.Bytes())
+				return script, info, status
+			}
+			k.prev = cached
+		}
+	}
+	return checkScript(o, src, params, func() (check.BTF, error) {
+		spec, err := k.whole()
+		if err != nil || k.file != "" {
+			return spec, err
+		}
+		k.rec = runtime.RecordTypes(spec)
+		return k.rec, nil
+	}, stderr)
+}
+
+// save adds the names the check looked up in the whole BTF to the kernel's
+// BTF cache. It runs as skbtrace ends, so that tracing starts no later.
+func (k *kernelTypes) save() {
+	if k.rec != nil {
+		runtime.SaveTypes(k.rec, k.prev)
+	}
+}

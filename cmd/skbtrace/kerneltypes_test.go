@@ -1,0 +1,69 @@
+package main
+
+import (
+	"io"
+	"testing"
+
+	"github.com/skbtrace/skbtrace/check"
+	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/runtime"
+)
+
+// TestBTFCacheChangesNothing dumps scripts (-d: the tree, the generated
+// instructions, the verifier's count) with no BTF cache, then with a cache
+// that holds their names, then with one that holds another script's names
+// only: the output is the same each time, and the cache learns the names of
+// each script checked against the whole BTF.
+func TestBTFCacheChangesNothing(t *testing.T) {
+	if _, err := runtime.KernelBTF(); err != nil {
+		t.Skipf("no kernel BTF: %v", err)
+	}
+	scripts := []string{
+		`tracepoint:skb:kfree_skb { @[reason] = count() }`,
+		`tracepoint:skb:kfree_skb { @[skb->dev->name, curtask->pid] = count() }`,
+	}
+	dump := func(script string) string {
+		t.Helper()
+		code, out, errs := runCLI(t, "-d", "-e", script)
+		if code != 0 {
+			t.Fatalf("%s: exit status %d: %s", script, code, errs)
+		}
+		return out
+	}
+	holds := func(script string) bool {
+		t.Helper()
+		cached, err := runtime.CachedKernelTypes()
+		if err != nil {
+			return false
+		}
+		s, err := lang.Parse(&lang.Source{Name: "-e", Text: script})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check.Check(s, checkOptions(cached, nil, io.Discard))
+		return !cached.Missed()
+	}
+	want := map[string]string{}
+	for _, s := range scripts {
+		t.Setenv("XDG_CACHE_HOME", t.TempDir())
+		want[s] = dump(s)
+		if !holds(s) {
+			t.Fatalf("%s: the cache does not hold the script's names after a run", s)
+		}
+		if got := dump(s); got != want[s] {
+			t.Errorf("%s: dumped through the cache:\n%s\nwant, without it:\n%s", s, got, want[s])
+		}
+	}
+	// A cache that holds the first script's names, not the second's.
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dump(scripts[0])
+	if holds(scripts[1]) {
+		t.Fatalf("the cache holds %s before it ran", scripts[1])
+	}
+	if got := dump(scripts[1]); got != want[scripts[1]] {
+		t.Errorf("%s: dumped after the cache missed:\n%s\nwant:\n%s", scripts[1], got, want[scripts[1]])
+	}
+	if !holds(scripts[0]) || !holds(scripts[1]) {
+		t.Error("the cache did not add the second script's names to the first's")
+	}
+}

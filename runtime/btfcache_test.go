@@ -1,0 +1,128 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/cilium/ebpf/btf"
+)
+
+// TestBTFCacheAnswersAsTheWholeBTF records lookups in the kernel's BTF,
+// caches them, and asks the cache again: every cached name gets the whole
+// BTF's answer (the same types, deeply, or the same error), and a name no
+// lookup asked for is a miss, not a wrong answer.
+func TestBTFCacheAnswersAsTheWholeBTF(t *testing.T) {
+	spec, err := KernelBTF()
+	if err != nil {
+		t.Skipf("no kernel BTF: %v", err)
+	}
+	type lookup struct {
+		name string
+		typ  func() any // a fresh **T for TypeByName
+	}
+	lookups := []lookup{
+		{"sk_buff", func() any { return new(*btf.Struct) }},
+		{"skb_drop_reason", func() any { return new(*btf.Enum) }},
+		{"btf_trace_kfree_skb", func() any { return new(*btf.Typedef) }},
+		{"task_struct", func() any { return new(*btf.Struct) }},
+		{"kfree_skb_reason", func() any { return new(*btf.Func) }},
+		{"sk_buff", func() any { return new(*btf.Union) }},                       // the name exists, not as a union
+		{"no_such_struct_in_any_kernel", func() any { return new(*btf.Struct) }}, // the name does not exist
+	}
+	rec := RecordTypes(spec)
+	for _, l := range lookups {
+		rec.TypeByName(l.name, l.typ())
+	}
+	raw, err := encodeBTFCache(spec, rec.looked())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cached, err := decodeBTFCache(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lookups {
+		want, got := l.typ(), l.typ()
+		werr, gerr := spec.TypeByName(l.name, want), cached.TypeByName(l.name, got)
+		if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
+			t.Errorf("TypeByName(%q, %T): error %v, want %v", l.name, got, gerr, werr)
+			continue
+		}
+		if !reflect.DeepEqual(want, got) {
+			t.Errorf("TypeByName(%q, %T): the cached type differs from the kernel's", l.name, got)
+		}
+		wantAll, werr := spec.AnyTypesByName(l.name)
+		gotAll, gerr := cached.AnyTypesByName(l.name)
+		if (werr == nil) != (gerr == nil) || errors.Is(werr, btf.ErrNotFound) != errors.Is(gerr, btf.ErrNotFound) {
+			t.Errorf("AnyTypesByName(%q): error %v, want %v", l.name, gerr, werr)
+		}
+		if !reflect.DeepEqual(wantAll, gotAll) {
+			t.Errorf("AnyTypesByName(%q): the cached types differ from the kernel's", l.name)
+		}
+	}
+	if cached.Missed() {
+		t.Fatal("the cache missed a name it holds")
+	}
+	var s *btf.Struct
+	if err := cached.TypeByName("net_device", &s); err == nil || !cached.Missed() {
+		t.Errorf("a name no lookup asked for: error %v, missed %v; want an error and a miss", err, cached.Missed())
+	}
+	if cached2, _ := decodeBTFCache(raw); cached2.Spec() != nil || !cached2.Missed() {
+		t.Error("asked for the whole BTF, the cache must miss")
+	}
+}
+
+// TestBTFCacheRefusesDamage: a cache file cut short, changed or of another
+// version is not used.
+func TestBTFCacheRefusesDamage(t *testing.T) {
+	spec, err := KernelBTF()
+	if err != nil {
+		t.Skipf("no kernel BTF: %v", err)
+	}
+	raw, err := encodeBTFCache(spec, []string{"skb_drop_reason"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := decodeBTFCache(raw); err != nil {
+		t.Fatalf("the cache as written: %v", err)
+	}
+	flipped := bytes.Clone(raw)
+	flipped[len(flipped)-10] ^= 1
+	for what, b := range map[string][]byte{
+		"cut short":     raw[:len(raw)-100],
+		"changed":       flipped,
+		"other version": bytes.Replace(raw, []byte(btfCacheVersion), []byte("skbtrace-btf-0"), 1),
+		"empty":         nil,
+	} {
+		if _, err := decodeBTFCache(b); err == nil {
+			t.Errorf("%s: decoded", what)
+		}
+	}
+}
+
+func TestGNUBuildID(t *testing.T) {
+	note := func(name string, typ uint32, desc []byte) []byte {
+		var b bytes.Buffer
+		n := append([]byte(name), 0)
+		binary.Write(&b, binary.NativeEndian, [3]uint32{uint32(len(n)), uint32(len(desc)), typ})
+		b.Write(n)
+		b.Write(make([]byte, (4-len(n)%4)%4))
+		b.Write(desc)
+		b.Write(make([]byte, (4-len(desc)%4)%4))
+		return b.Bytes()
+	}
+	id := []byte{0xe4, 0xf1, 0x8d, 0x9d, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	notes := append(note("Xen", 1, []byte{1, 2, 3}), note("GNU", 3, id)...)
+	if got, ok := gnuBuildID(notes); !ok || !bytes.Equal(got, id) {
+		t.Errorf("gnuBuildID = %x, %v; want %x", got, ok, id)
+	}
+	if _, ok := gnuBuildID(note("Linux", 3, id)); ok {
+		t.Error("a note of another name taken for the build ID")
+	}
+	if _, ok := gnuBuildID(notes[:len(notes)-4]); ok {
+		t.Error("a note cut short taken for the build ID")
+	}
+}
