@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -12,11 +13,16 @@ import (
 	"github.com/alecthomas/participle/v2/lexer"
 )
 
-var parser = participle.MustBuild[gScript](
-	participle.Lexer(lexerDef),
-	participle.Elide("whitespace", "comment"),
-	participle.UseLookahead(lookahead),
-)
+// parser is built on first use, not as the program starts: building it
+// takes a millisecond that skbtrace spends better decoding the kernel's
+// BTF meanwhile (runtime.PrefetchKernelBTF).
+var parser = sync.OnceValue(func() *participle.Parser[gScript] {
+	return participle.MustBuild[gScript](
+		participle.Lexer(lexerDef),
+		participle.Elide("whitespace", "comment"),
+		participle.UseLookahead(lookahead),
+	)
+})
 
 // Parse parses a script into an AST. All syntax errors are reported: the script
 // is split into probes at top-level block ends, and each probe is parsed on its
@@ -117,7 +123,7 @@ func (r *rangeParser) parse(ch chunk) (*gScript, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parser.ParseFromLexer(peek)
+	return parser().ParseFromLexer(peek)
 }
 
 // lexer lexes text[:ch.end] from ch.start, at top level.

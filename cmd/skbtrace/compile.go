@@ -16,6 +16,9 @@ import (
 // compileAndRun parses and checks the script, then dumps or runs it.
 func compileAndRun(o options, src *lang.Source, params []string, stdout, stderr io.Writer) int {
 	kt := &kernelTypes{file: o.btfFile}
+	if o.btfFile == "" {
+		runtime.PrefetchKernelBTF()
+	}
 	defer kt.save()
 	script, info, status := kt.check(o, src, params, stderr)
 	if script == nil {
