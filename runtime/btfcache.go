@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,9 +24,15 @@ import (
 // btfCacheVersion changes whenever the BTF cache's content or meaning does.
 const btfCacheVersion = "skbtrace-btf-1"
 
-// btfCacheMax bounds the cached BTF: past it, a run's names start a new
-// cache instead of joining the old.
-const btfCacheMax = 8 << 20
+// The cache stays small, or reading it would cost what it saves: a
+// one-liner's types (sk_buff's graph) take 430 KB and a few names, but a
+// script that globs functions looks up hundreds. Past either bound a run's
+// names replace the cache's instead of joining them; a run whose names alone
+// pass it leaves the cache as it is.
+const (
+	btfCacheMaxBytes = 2 << 20
+	btfCacheMaxNames = 512
+)
 
 // kernelNotes holds the kernel's ELF notes, among them its GNU build ID.
 const kernelNotes = "/sys/kernel/notes"
@@ -223,14 +230,18 @@ func encodeBTFCache(spec *btf.Spec, names []string) ([]byte, error) {
 // (prev, where it was read: nil otherwise), unless it holds them already.
 // A cache that cannot be written only costs time.
 func SaveTypes(r *RecordingTypes, prev *CachedTypes) error {
-	names := r.looked()
+	own := r.looked()
+	if len(own) > btfCacheMaxNames {
+		return nil
+	}
+	names := own
 	if prev != nil {
-		fresh := slices.DeleteFunc(slices.Clone(names), func(n string) bool { _, ok := prev.names[n]; return ok })
+		fresh := slices.DeleteFunc(slices.Clone(own), func(n string) bool { _, ok := prev.names[n]; return ok })
 		if len(fresh) == 0 {
 			return nil
 		}
-		for n := range prev.names {
-			names = append(names, n)
+		if len(prev.names)+len(fresh) <= btfCacheMaxNames {
+			names = append(fresh, slices.Collect(maps.Keys(prev.names))...)
 		}
 	}
 	key, err := kernelBTFKey()
@@ -242,10 +253,10 @@ func SaveTypes(r *RecordingTypes, prev *CachedTypes) error {
 		return err
 	}
 	raw, err := encodeBTFCache(r.spec, names)
-	if err == nil && len(raw) > btfCacheMax && prev != nil {
-		raw, err = encodeBTFCache(r.spec, r.looked())
+	if err == nil && len(raw) > btfCacheMaxBytes && len(names) > len(own) {
+		raw, err = encodeBTFCache(r.spec, own)
 	}
-	if err != nil {
+	if err != nil || len(raw) > btfCacheMaxBytes {
 		return err
 	}
 	return writeFileAtomic(file, raw)

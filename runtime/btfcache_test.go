@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/cilium/ebpf/btf"
@@ -124,5 +127,50 @@ func TestGNUBuildID(t *testing.T) {
 	}
 	if _, ok := gnuBuildID(notes[:len(notes)-4]); ok {
 		t.Error("a note cut short taken for the build ID")
+	}
+}
+
+// TestSaveTypesStaysSmall: names join the cache; a run that looked up more
+// names than the cache may hold leaves it as it was.
+func TestSaveTypesStaysSmall(t *testing.T) {
+	spec, err := KernelBTF()
+	if err != nil {
+		t.Skipf("no kernel BTF: %v", err)
+	}
+	if _, err := kernelBTFKey(); err != nil {
+		t.Skipf("no BTF cache on this kernel: %v", err)
+	}
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	save := func(names ...string) {
+		t.Helper()
+		rec := RecordTypes(spec)
+		for _, n := range names {
+			rec.AnyTypesByName(n)
+		}
+		prev, _ := CachedKernelTypes()
+		if err := SaveTypes(rec, prev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	holds := func() []string {
+		t.Helper()
+		c, err := CachedKernelTypes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.Sorted(maps.Keys(c.names))
+	}
+	save("sk_buff", "skb_drop_reason")
+	save("task_struct")
+	if got, want := holds(), []string{"sk_buff", "skb_drop_reason", "task_struct"}; !slices.Equal(got, want) {
+		t.Errorf("the cache holds %q, want %q", got, want)
+	}
+	many := make([]string, btfCacheMaxNames+1)
+	for i := range many {
+		many[i] = fmt.Sprintf("no_such_type_%d", i)
+	}
+	save(many...)
+	if got := holds(); len(got) != 3 {
+		t.Errorf("after a run of %d names the cache holds %d names, want the 3 it held", len(many), len(got))
 	}
 }
