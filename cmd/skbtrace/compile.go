@@ -15,6 +15,8 @@ import (
 
 // compileAndRun parses and checks the script, then dumps or runs it.
 func compileAndRun(o options, src *lang.Source, params []string, stdout, stderr io.Writer) int {
+	resumeGC := pauseGC()
+	defer resumeGC()
 	kt := &kernelTypes{file: o.btfFile}
 	if o.btfFile == "" {
 		runtime.PrefetchKernelBTF()
@@ -28,7 +30,7 @@ func compileAndRun(o options, src *lang.Source, params []string, stdout, stderr 
 		lang.DumpWith(stdout, script, info.Describe)
 		return dumpCode(o, script, info, stdout, stderr)
 	}
-	return trace(o, script, info, kt.whole, stdout, stderr)
+	return trace(o, script, info, kt.whole, resumeGC, stdout, stderr)
 }
 
 // checkScript parses and checks the script with the kernel types that types

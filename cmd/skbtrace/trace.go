@@ -25,8 +25,9 @@ import (
 // trace compiles, attaches and traces until Ctrl-C, SIGTERM, --duration or
 // the end of -c's command; then it detaches and prints the maps. whole
 // returns the kernel's whole BTF (or --btf FILE's), decoded on first use: a
-// script checked against the BTF cache may need none of it.
-func trace(o options, script *lang.Script, info *check.Info, whole func() (*btf.Spec, error), stdout, stderr io.Writer) int {
+// script checked against the BTF cache may need none of it. attached is
+// called once the programs are attached (pauseGC's resume).
+func trace(o options, script *lang.Script, info *check.Info, whole func() (*btf.Spec, error), attached func(), stdout, stderr io.Writer) int {
 	var limit time.Duration
 	if o.duration != "" {
 		d, err := time.ParseDuration(o.duration)
@@ -94,6 +95,7 @@ func trace(o options, script *lang.Script, info *check.Info, whole func() (*btf.
 		return 1
 	}
 	defer sess.Close()
+	attached()
 	if st := sess.FuncStats(); st != nil {
 		for _, l := range st.Summary() {
 			fmt.Fprintf(stderr, "skbtrace: %s\n", l)
