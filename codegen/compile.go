@@ -426,11 +426,9 @@ func compileProbeWith(noOne bool, info *check.Info, ms *mapSet, out *Output, p *
 		}
 	}
 	if p.Pred != nil {
-		if err := g.expr(p.Pred); err != nil {
+		if err := g.branch(p.Pred, exitLabel, false); err != nil {
 			return nil, err
 		}
-		g.vs.pop(asm.R0)
-		g.emit(asm.JEq.Imm(asm.R0, 0, exitLabel))
 	}
 	if gated || p.Pred != nil {
 		g.mark(body)

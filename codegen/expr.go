@@ -83,12 +83,38 @@ func (g *gen) fit(r asm.Register, t types.Type) {
 	}
 }
 
+// constValue is the value a constant integer expression has in a register:
+// fitted to its type, as fit would leave it.
+func (g *gen) constValue(e lang.Expr) (int64, bool) {
+	k, ok := g.info.Consts[e]
+	if !ok || k.IsStr {
+		return 0, false
+	}
+	v, t := int64(k.Int), g.info.Types[e]
+	if t.Kind != types.Int || t.Size >= 8 {
+		return v, true
+	}
+	shift := 64 - 8*t.Size
+	if t.Signed {
+		return v << shift >> shift, true
+	}
+	return int64(uint64(v) << shift >> shift), true
+}
+
+// loadConst puts v in r: a 32-bit immediate (sign-extended) where it fits,
+// else a 64-bit one.
+func loadConst(r asm.Register, v int64) asm.Instruction {
+	if fitsImm(v) {
+		return asm.Mov.Imm(r, int32(v))
+	}
+	return asm.LoadImm(r, v, asm.DWord)
+}
+
 // expr evaluates an integer or pointer expression onto the value stack.
 func (g *gen) expr(e lang.Expr) error {
 	t := g.info.Types[e]
-	if k, ok := g.info.Consts[e]; ok && !k.IsStr {
-		g.emit(asm.LoadImm(asm.R0, int64(k.Int), asm.DWord))
-		g.fit(asm.R0, t)
+	if v, ok := g.constValue(e); ok {
+		g.emit(loadConst(asm.R0, v))
 		return g.vs.push(asm.R0)
 	}
 	if i, ok := g.info.ArgRefs[e]; ok {

@@ -57,74 +57,43 @@ func (g *gen) binary(e *lang.BinaryExpr) error {
 	if name, ok := g.info.FuncNames[e]; ok {
 		return g.funcCompare(e, name)
 	}
-	if err := g.expr(e.X); err != nil {
-		return err
-	}
-	if err := g.expr(e.Y); err != nil {
-		return err
-	}
-	g.vs.pop(asm.R1)
-	g.vs.pop(asm.R0)
-	if op, ok := aluOps[e.Op]; ok {
-		signed := g.info.Types[e].Signed
-		switch {
-		case e.Op == ">>" && signed:
-			op = asm.ArSh
-		case (e.Op == "/" || e.Op == "%") && signed:
-			// BPF_SDIV and BPF_SMOD: Linux 6.6 and later.
-			op += asm.SDiv - asm.Div
+	op, isALU := aluOps[e.Op]
+	if !isALU {
+		if _, ok := cmpOps[e.Op]; !ok {
+			return unsupported(e, "operator "+e.Op)
 		}
+		return g.logical(e)
+	}
+	k, imm, err := g.operands(e)
+	if err != nil {
+		return err
+	}
+	signed := g.info.Types[e].Signed
+	switch {
+	case e.Op == ">>" && signed:
+		op = asm.ArSh
+	case (e.Op == "/" || e.Op == "%") && signed:
+		// BPF_SDIV and BPF_SMOD: Linux 6.6 and later.
+		op += asm.SDiv - asm.Div
+	}
+	if imm {
+		g.emit(op.Imm(asm.R0, int32(k)))
+	} else {
 		g.emit(op.Reg(asm.R0, asm.R1))
-		return g.vs.push(asm.R0)
 	}
-	ops, ok := cmpOps[e.Op]
-	if !ok {
-		return unsupported(e, "operator "+e.Op)
-	}
-	jump := ops[0]
-	if types.SignedOp(g.info.Types[e.X], g.info.Types[e.Y]) {
-		jump = ops[1]
-	}
-	done := g.label("cmp")
-	g.emit(
-		asm.Mov.Reg(asm.R2, asm.R0),
-		asm.Mov.Imm(asm.R0, 1),
-		jump.Reg(asm.R2, asm.R1, done),
-		asm.Mov.Imm(asm.R0, 0),
-	)
-	g.mark(done)
 	return g.vs.push(asm.R0)
 }
 
-// logical evaluates && and || with short-circuit.
+// logical evaluates a condition (a comparison, &&, ||) to 1 or 0, through
+// branch: && and || short-circuit.
 func (g *gen) logical(e *lang.BinaryExpr) error {
-	short, done := g.label("short"), g.label("logic")
-	if err := g.expr(e.X); err != nil {
+	no, done := g.label("false"), g.label("logic")
+	if err := g.branch(e, no, false); err != nil {
 		return err
 	}
-	g.vs.pop(asm.R0)
-	if e.Op == "&&" {
-		g.emit(asm.JEq.Imm(asm.R0, 0, short))
-	} else {
-		g.emit(asm.JNE.Imm(asm.R0, 0, short))
-	}
-	if err := g.expr(e.Y); err != nil {
-		return err
-	}
-	g.vs.pop(asm.R0)
-	g.emit(
-		asm.Mov.Imm(asm.R1, 1),
-		asm.JNE.Imm(asm.R0, 0, done+"_set"),
-		asm.Mov.Imm(asm.R1, 0),
-		asm.Ja.Label(done+"_set"),
-	)
-	// Short-circuit: && with a false left is 0, || with a true left is 1.
-	val := int32(0)
-	if e.Op == "||" {
-		val = 1
-	}
-	g.emit(asm.Mov.Imm(asm.R1, val).WithSymbol(short))
-	g.emit(asm.Mov.Reg(asm.R0, asm.R1).WithSymbol(done + "_set"))
+	g.emit(asm.Mov.Imm(asm.R0, 1), asm.Ja.Label(done))
+	g.emit(asm.Mov.Imm(asm.R0, 0).WithSymbol(no))
+	g.mark(done)
 	return g.vs.push(asm.R0)
 }
 
@@ -148,11 +117,9 @@ func (g *gen) cond(e *lang.CondExpr) error {
 // ifElse emits `if (cond) then() else els()`; els may be nil.
 func (g *gen) ifElse(cond lang.Expr, then, els func() error) error {
 	elseL, done := g.label("else"), g.label("endif")
-	if err := g.expr(cond); err != nil {
+	if err := g.branch(cond, elseL, false); err != nil {
 		return err
 	}
-	g.vs.pop(asm.R0)
-	g.emit(asm.JEq.Imm(asm.R0, 0, elseL))
 	if err := then(); err != nil {
 		return err
 	}
