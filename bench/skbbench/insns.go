@@ -63,8 +63,8 @@ func progsAfter(after ebpf.ProgramID) []progSize {
 }
 
 // attachedSize runs a tool on a script until it says it has attached
-// (skbtrace's "tracing", bpftrace's "Attaching"), reads the size of the
-// largest program it loaded, and stops the tool.
+// (skbtrace's "tracing", bpftrace's "Attaching") and a program it loaded
+// is there, reads the size of the largest, and stops the tool.
 func attachedSize(tool string, args ...string) (progSize, error) {
 	before := lastProgID()
 	cmd := exec.Command(tool, append(args, "-c", "/bin/sleep 10")...)
@@ -97,6 +97,10 @@ func attachedSize(tool string, args ...string) (progSize, error) {
 			if p.xlated > best.xlated {
 				best = p
 			}
+		}
+		if best.xlated == 0 {
+			// bpftrace says it attaches before it loads: wait for the program.
+			continue
 		}
 		return best, nil
 	}
