@@ -120,7 +120,8 @@ func dropCtxCopy(insns asm.Instructions) asm.Instructions {
 	}
 	out := make(asm.Instructions, 0, len(insns)-1)
 	for i, ins := range insns[1:] {
-		if i+1 < k {
+		// The instruction that changes R1 reads R9 before (mov r1, r9).
+		if i+1 <= k {
 			if ins.Dst == asm.R9 {
 				ins.Dst = asm.R1
 			}

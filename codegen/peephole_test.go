@@ -85,6 +85,19 @@ func TestDropCtxCopy(t *testing.T) {
 	if len(out) != len(early)-1 || out[0].Src != asm.R1 || out[0].Offset != 16 {
 		t.Errorf("R9 read before the call only: got\n%v", out)
 	}
+	// The instruction that changes R1 may read R9 first: it reads R1.
+	args := asm.Instructions{
+		asm.Mov.Reg(asm.R9, asm.R1),
+		asm.LoadMem(asm.R0, asm.R9, 16, asm.Word),
+		asm.JNE.Imm(asm.R0, 3, "out"),
+		asm.Mov.Reg(asm.R1, asm.R9),
+		lookup,
+		asm.Mov.Imm(asm.R0, 0).WithSymbol("out"),
+		asm.Return(),
+	}
+	if out := dropCtxCopy(args); len(out) != len(args)-1 || out[2].Src != asm.R1 || out[2].Dst != asm.R1 {
+		t.Errorf("mov r1, r9 as the first change of R1: got\n%v", out)
+	}
 	late := append(asm.Instructions{}, early[:5]...)
 	late = append(late, asm.LoadMem(asm.R0, asm.R9, 8, asm.DWord), asm.Return())
 	if out := dropCtxCopy(late); len(out) != len(late) || out[0].Dst != asm.R9 {

@@ -63,6 +63,7 @@ var suite = []string{
 	`tracepoint:skb:kfree_skb { @[kstack] = count() }`,
 	`tracepoint:skb:kfree_skb { print(kstack); $s = kstack; @by[reason, $s] = count() }`,
 	`kprobe:tcp_v4_rcv { @[kstack] = count() }`,
+	`tracepoint:skb:kfree_skb /reason == "NO_SOCKET"/ { @[kstack] = count() }`,
 	// Scalars, operators, variables, control flow.
 	`tracepoint:skb:kfree_skb /reason == "NO_SOCKET" || !(len < 3)/ { $a = len * 2 + 1; $a += 3; @v[cpu, pid, tid] = $a }`,
 	`tracepoint:skb:kfree_skb { @deep = ((((len + 1) * (len + 2)) - ((len + 3) * (len + 4))) ^ (((len + 5) << 1) | ((len + 6) >> 2))) + (len > 7 ? len & 8 : ~len) }`,
