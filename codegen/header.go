@@ -216,7 +216,7 @@ func (g *gen) header(f *stdlib.Field) error {
 const AddrSize = 24
 
 // addrInto writes an address field (saddr, daddr) at the frame offset at,
-// which is zeroed.
+// whose address bytes are zeroed; it writes the family's 8 bytes whole.
 func (g *gen) addrInto(f *stdlib.Field, at int16) error {
 	// No IP header and a finished read both end at done, family 0 or set.
 	done := g.label("addr_done")
@@ -229,7 +229,7 @@ func (g *gen) addrInto(f *stdlib.Field, at int16) error {
 	read := g.label("addr_read")
 	g.emit(
 		asm.LoadMem(asm.R0, asm.RFP, sl.version, asm.DWord),
-		asm.StoreMem(asm.RFP, at+16, asm.R0, asm.Byte),
+		asm.StoreMem(asm.RFP, at+16, asm.R0, asm.DWord), // and its padding (mayLeave)
 		asm.LoadMem(asm.R3, asm.RFP, sl.nh, asm.DWord),
 		asm.Add.Imm(asm.R3, int32(f.Src.Off6)),
 		asm.Mov.Imm(asm.R2, 16),

@@ -145,3 +145,17 @@ func TestCountsDropsEndToEnd(t *testing.T) {
 		t.Errorf("@[%d] = %d, want %d (all counts: %v)", payload+8, got, sent, counts)
 	}
 }
+
+// TestAddressFieldsEndToEnd checks saddr, daddr and ipver, parsed from the
+// IPv4 header of real packets (127.0.0.1 to 127.0.0.1), through address
+// comparisons whose results make up the key.
+func TestAddressFieldsEndToEnd(t *testing.T) {
+	const sent = 3
+	counts, _, _ := dropsByKey(t, `tracepoint:skb:kfree_skb /reason == "NO_SOCKET" && l4proto == udp/ {
+		@[(saddr == 127.0.0.1) | (daddr in 127.0.0.0/8) << 1 | (saddr == ::1) << 2 | (daddr != 10.0.0.1) << 3 |
+			(saddr == daddr) << 4 | (saddr in ::/0) << 5 | ipver << 8] = count() }`, sent, 10)
+	want := uint64(1 | 2 | 8 | 16 | 4<<8)
+	if counts[want] != sent || len(counts) != 1 {
+		t.Errorf("counts %v; want only %#x with %d", counts, want, sent)
+	}
+}

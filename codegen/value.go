@@ -65,9 +65,7 @@ func (g *gen) into(e lang.Expr, at int16, size int) error {
 		g.emit(asm.StoreMem(asm.RFP, at, asm.R0, asm.DWord))
 		return nil
 	}
-	if !g.fillsSlot(e, size) {
-		g.zero(at, size)
-	}
+	g.zero(at, g.mayLeave(e, size))
 	switch x := lang.Unparen(e).(type) {
 	case *lang.VarExpr:
 		g.copyFrame(at, g.vars[x.Name], min(size, SlotSize(g.info.Types[x])))
@@ -156,14 +154,24 @@ func (g *gen) compareBlobs(e *lang.BinaryExpr) error {
 	return g.blobEqual(a, b, n, e.Op)
 }
 
-// fillsSlot reports whether writing e's value writes every byte of a slot
-// of size bytes, so that into need not zero it first: comm, which
-// bpf_get_current_comm pads with zeros to the size it is given (16 at most).
-func (g *gen) fillsSlot(e lang.Expr, size int) bool {
+// mayLeave is how many bytes from the start of a slot of size bytes
+// writing e's value may leave unwritten, which into zeroes first: none for
+// comm, which bpf_get_current_comm pads with zeros to the size it is given
+// (16 at most); the address for a header address, whose family goes in as
+// 8 bytes; else all of them.
+func (g *gen) mayLeave(e lang.Expr, size int) int {
 	id, ok := lang.Unparen(e).(*lang.Ident)
-	if !ok || size > 16 {
-		return false
+	if !ok {
+		return size
 	}
 	f := g.info.Fields[id]
-	return f != nil && f.Name == "comm" && f.Src.Kind == stdlib.SrcContext
+	switch {
+	case f == nil:
+		return size
+	case f.Name == "comm" && f.Src.Kind == stdlib.SrcContext && size <= 16:
+		return 0
+	case f.Src.Kind == stdlib.SrcHeader && g.info.Types[e].Kind == types.Addr && size == AddrSize:
+		return 16
+	}
+	return size
 }
