@@ -37,9 +37,41 @@ type ipSlots struct {
 	head    int16 // skb->head (kprobes: read with a helper)
 	nh      int16 // the network header's address (while parsing, its offset from head)
 	version int16 // 4 or 6
-	l4      int16 // the transport header's address
 	proto   int16 // the L4 protocol
-	tmp     int16 // 16 bytes: the IP header's first 10, then header fields
+	tmp     int16 // 16 bytes: the IP header's first 10
+	// l4 holds the transport header's first l4Bytes bytes, as far as the
+	// probe's transport fields reach (none: not read).
+	l4      int16
+	l4Bytes int
+}
+
+// l4Reach is how many bytes of the transport header the probe's fields
+// read: one read in parseIP serves them all.
+func (g *gen) l4Reach() int {
+	n := 0
+	for _, node := range []lang.Node{g.probe.Pred, g.probe.Body} {
+		if node == nil {
+			continue
+		}
+		lang.Inspect(node, func(n2 lang.Node) bool {
+			if id, ok := n2.(*lang.Ident); ok {
+				if f := g.info.Fields[id]; f != nil && f.Src.Kind == stdlib.SrcHeader && f.Src.Layer == 4 {
+					n = max(n, f.Src.Off4+l4Load(f.Src.Width).Sizeof())
+				}
+			}
+			return true
+		})
+	}
+	return n
+}
+
+// l4Load is the load that reads a transport field of width bytes: its own
+// size, or 8 bytes masked after.
+func l4Load(width int) asm.Size {
+	if s := sizeOf(width); s.Sizeof() == width {
+		return s
+	}
+	return asm.DWord
 }
 
 // ipPrefix is how many bytes of the IP header parseIP reads: through
@@ -75,8 +107,8 @@ func (g *gen) usesHeaders(n lang.Node) bool { return g.usesKind(n, stdlib.SrcHea
 // header), not from skb->transport_header, which is not set yet early on
 // the receive path.
 func (g *gen) parseIP() error {
-	g.ip = &ipSlots{}
-	for _, p := range []*int16{&g.ip.head, &g.ip.nh, &g.ip.version, &g.ip.l4, &g.ip.proto} {
+	g.ip = &ipSlots{l4Bytes: g.l4Reach()}
+	for _, p := range []*int16{&g.ip.head, &g.ip.nh, &g.ip.version, &g.ip.proto} {
 		off, err := g.frame.keep(8)
 		if err != nil {
 			return err
@@ -88,6 +120,11 @@ func (g *gen) parseIP() error {
 		return err
 	}
 	g.ip.tmp = tmp
+	if g.ip.l4Bytes > 0 {
+		if g.ip.l4, err = g.frame.keep(g.ip.l4Bytes); err != nil {
+			return err
+		}
+	}
 	none := g.label("not_ip")
 	sl := *g.ip
 	g.emit(zero8(sl.version)...)
@@ -132,6 +169,7 @@ func (g *gen) parseIP() error {
 	// zeroes: version 0, no IP header).
 	g.readAt(sl.tmp, sl.nh, 0, ipPrefix)
 	v6, set := g.label("ipv6"), g.label("ip_set")
+	l4 := sl.l4Bytes > 0
 	g.emit(
 		asm.LoadMem(asm.R0, asm.RFP, sl.tmp, asm.Byte),
 		asm.Mov.Reg(asm.R1, asm.R0),
@@ -140,18 +178,31 @@ func (g *gen) parseIP() error {
 		asm.JNE.Imm(asm.R1, 4, none),
 		// IPv4: the protocol is byte 9; L4 starts IHL*4 bytes in.
 		asm.LoadMem(asm.R2, asm.RFP, sl.tmp+9, asm.Byte),
-		asm.And.Imm(asm.R0, 0xf),
-		asm.LSh.Imm(asm.R0, 2),
+	)
+	if l4 {
+		g.emit(asm.And.Imm(asm.R0, 0xf), asm.LSh.Imm(asm.R0, 2))
+	}
+	g.emit(
 		asm.Ja.Label(set),
 		// IPv6: next header is byte 6; a fixed 40-byte header.
 		asm.LoadMem(asm.R2, asm.RFP, sl.tmp+6, asm.Byte).WithSymbol(v6),
-		asm.Mov.Imm(asm.R0, 40),
+	)
+	if l4 {
+		g.emit(asm.Mov.Imm(asm.R0, 40))
+	}
+	g.emit(
 		asm.StoreMem(asm.RFP, sl.version, asm.R1, asm.DWord).WithSymbol(set),
 		asm.StoreMem(asm.RFP, sl.proto, asm.R2, asm.DWord),
-		asm.LoadMem(asm.R1, asm.RFP, sl.nh, asm.DWord),
-		asm.Add.Reg(asm.R0, asm.R1),
-		asm.StoreMem(asm.RFP, sl.l4, asm.R0, asm.DWord),
 	)
+	if l4 {
+		// The transport header's bytes the fields read, in one read
+		// (a failed one leaves zeroes).
+		g.emit(
+			asm.LoadMem(asm.R3, asm.RFP, sl.nh, asm.DWord),
+			asm.Add.Reg(asm.R3, asm.R0),
+		)
+		g.probeRead(sl.l4, sl.l4Bytes)
+	}
 	g.mark(none)
 	return nil
 }
@@ -188,15 +239,13 @@ func (g *gen) header(f *stdlib.Field) error {
 			g.emit(asm.JEq.Imm(asm.R1, 6, ok), asm.JEq.Imm(asm.R1, 17, ok), asm.JEq.Imm(asm.R1, 132, ok), asm.Ja.Label(done))
 			g.mark(ok)
 		}
-		// The read fills exactly the bytes loaded back (a failed read
-		// zeroes them).
-		load := sizeOf(f.Src.Width)
+		// parseIP read the field's bytes (zeroes where the read failed).
+		load := l4Load(f.Src.Width)
+		g.emit(asm.LoadMem(asm.R0, asm.RFP, sl.l4+int16(f.Src.Off4), load))
 		if load.Sizeof() != f.Src.Width {
-			g.emit(zero8(sl.tmp)...)
-			load = asm.DWord
+			shift := int32(64 - 8*f.Src.Width)
+			g.emit(asm.LSh.Imm(asm.R0, shift), asm.RSh.Imm(asm.R0, shift))
 		}
-		g.readAt(sl.tmp, sl.l4, int32(f.Src.Off4), f.Src.Width)
-		g.emit(asm.LoadMem(asm.R0, asm.RFP, sl.tmp, load))
 		if f.Src.BigEndian && f.Src.Width > 1 {
 			// A byte swap of the width zero-extends it.
 			g.emit(asm.HostTo(asm.BE, asm.R0, sizeOf(f.Src.Width)))
