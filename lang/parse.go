@@ -14,8 +14,8 @@ import (
 )
 
 // parser is built on first use, not as the program starts: building it
-// takes a millisecond that skbtrace spends better decoding the kernel's
-// BTF meanwhile (runtime.PrefetchKernelBTF).
+// takes a millisecond that what parses no script (-l, --version, -h) need
+// not spend.
 var parser = sync.OnceValue(func() *participle.Parser[gScript] {
 	return participle.MustBuild[gScript](
 		participle.Lexer(lexerDef),

@@ -24,11 +24,11 @@ var btfCache = btf.NewCache()
 func KernelBTF() (*btf.Spec, error) { return btfCache.Kernel() }
 
 // PrefetchKernelBTF starts decoding the kernel's BTF, and sk_buff's types in
-// it, on another CPU, while the caller checks the script against the BTF
-// cache: loading a tp_btf or fentry program needs the whole BTF for the
-// target's type ID (cilium/ebpf finds it there), and decoding it is most of
-// such a script's start. KernelBTF then waits for it, if it is not done. On
-// one CPU it would only compete: it does nothing there.
+// it, on another CPU, while the caller parses the script and sets up: a
+// script whose programs load by a tp_btf or fentry target needs the whole
+// BTF (cilium/ebpf finds the target's type ID there), and decoding it is
+// most of such a script's start. KernelBTF then waits for it, if it is not
+// done. On one CPU it would only compete: it does nothing there.
 func PrefetchKernelBTF() {
 	if goruntime.GOMAXPROCS(0) < 2 {
 		return

@@ -18,9 +18,6 @@ func compileAndRun(o options, src *lang.Source, params []string, stdout, stderr 
 	resumeGC := pauseGC()
 	defer resumeGC()
 	kt := &kernelTypes{file: o.btfFile}
-	if o.btfFile == "" {
-		runtime.PrefetchKernelBTF()
-	}
 	defer kt.save()
 	script, info, status := kt.check(o, src, params, stderr)
 	if script == nil {

@@ -36,13 +36,26 @@ func (k *kernelTypes) whole() (*btf.Spec, error) {
 	return k.spec, nil
 }
 
-// check parses and checks the script (checkScript). It tries the kernel's
-// BTF cache first, saying nothing meanwhile; where the cache was asked for
-// a name it does not hold, its answers may differ from the whole BTF's, so
-// what it said is dropped and the script is checked again from its source
-// with the whole BTF, as if there were no cache.
+// check parses and checks the script (checkScript). Where loading its
+// programs will decode the kernel's whole BTF anyway (a tp_btf or fentry
+// target's type ID), that decode starts now on the other CPU and the script
+// is checked against it: the cache would only add work. Otherwise it tries
+// the kernel's BTF cache first, saying nothing meanwhile; where the cache
+// was asked for a name it does not hold, its answers may differ from the
+// whole BTF's, so what it said is dropped and the script is checked again
+// from its source with the whole BTF, as if there were no cache.
 func (k *kernelTypes) check(o options, src *lang.Source, params []string, stderr io.Writer) (*lang.Script, *check.Info, int) {
 	if k.file == "" {
+		if s, err := lang.Parse(src); err == nil && check.LoadsByKernelTypeID(s) {
+			runtime.PrefetchKernelBTF()
+			return checkScript(o, src, params, func() (check.BTF, error) {
+				spec, err := k.whole()
+				if err != nil {
+					return nil, err
+				}
+				return spec, nil
+			}, stderr)
+		}
 		if cached, err := runtime.CachedKernelTypes(); err == nil {
 			var said bytes.Buffer
 			script, info, status := checkScript(o, src, params, func() (check.BTF, error) { return cached, nil }, &said)
