@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	goruntime "runtime"
 	"strings"
 
 	"github.com/cilium/ebpf"
@@ -22,24 +21,6 @@ var btfCache = btf.NewCache()
 
 // KernelBTF returns the running kernel's BTF, decoded once per process.
 func KernelBTF() (*btf.Spec, error) { return btfCache.Kernel() }
-
-// PrefetchKernelBTF starts decoding the kernel's BTF, and sk_buff's types in
-// it, on another CPU, while the caller parses the script and sets up: a
-// script whose programs load by a tp_btf or fentry target needs the whole
-// BTF (cilium/ebpf finds the target's type ID there), and decoding it is
-// most of such a script's start. KernelBTF then waits for it, if it is not
-// done. On one CPU it would only compete: it does nothing there.
-func PrefetchKernelBTF() {
-	if goruntime.GOMAXPROCS(0) < 2 {
-		return
-	}
-	go func() {
-		if spec, err := btfCache.Kernel(); err == nil {
-			var skb *btf.Struct
-			spec.TypeByName("sk_buff", &skb)
-		}
-	}()
-}
 
 // Load loads every program and map of a compiled script. Kernel errors are
 // translated into what is missing and what to do; verbose keeps the

@@ -37,9 +37,9 @@ func (k *kernelTypes) whole() (*btf.Spec, error) {
 }
 
 // check parses and checks the script (checkScript). Where loading its
-// programs will decode the kernel's whole BTF anyway (a tp_btf or fentry
-// target's type ID), that decode starts now on the other CPU and the script
-// is checked against it: the cache would only add work. Otherwise it tries
+// programs will decode the kernel's whole BTF anyway (cilium/ebpf finds a
+// tp_btf or fentry target's type ID there), the script is checked against
+// that: the cache would only add work. Otherwise it tries
 // the kernel's BTF cache first, saying nothing meanwhile; where the cache
 // was asked for a name it does not hold, its answers may differ from the
 // whole BTF's, so what it said is dropped and the script is checked again
@@ -47,7 +47,6 @@ func (k *kernelTypes) whole() (*btf.Spec, error) {
 func (k *kernelTypes) check(o options, src *lang.Source, params []string, stderr io.Writer) (*lang.Script, *check.Info, int) {
 	if k.file == "" {
 		if s, err := lang.Parse(src); err == nil && check.LoadsByKernelTypeID(s) {
-			runtime.PrefetchKernelBTF()
 			return checkScript(o, src, params, func() (check.BTF, error) {
 				spec, err := k.whole()
 				if err != nil {
