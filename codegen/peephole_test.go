@@ -113,3 +113,32 @@ func TestDropCtxCopy(t *testing.T) {
 		t.Errorf("a backward jump: the copy must stay, got\n%v", out)
 	}
 }
+
+// TestKeeps checks when a pop may take a pushed value from the register it
+// was moved from: only over straight code that leaves that register and
+// the stack register alone.
+func TestKeeps(t *testing.T) {
+	push := asm.Mov.Reg(asm.R6, asm.R0)
+	cases := []struct {
+		name string
+		tail asm.Instructions
+		want bool
+	}{
+		{"stores", asm.Instructions{storeImm64(-8, 0), asm.StoreMem(asm.RFP, -16, asm.R0, asm.DWord)}, true},
+		{"other registers", asm.Instructions{asm.Mov.Imm(asm.R1, 3), asm.LoadMem(asm.R2, asm.RFP, -8, asm.DWord)}, true},
+		{"a write of the source", asm.Instructions{asm.Mov.Imm(asm.R0, 3)}, false},
+		{"a load into the source", asm.Instructions{asm.LoadMem(asm.R0, asm.RFP, -8, asm.DWord)}, false},
+		{"a call", asm.Instructions{asm.FnGetSmpProcessorId.Call()}, false},
+		{"a label", asm.Instructions{asm.Mov.Imm(asm.R1, 3).WithSymbol("l")}, false},
+		{"a use of the stack register", asm.Instructions{asm.Add.Imm(asm.R6, 1)}, false},
+		{"an atomic", asm.Instructions{asm.AddAtomic.Mem(asm.R1, asm.R2, asm.DWord, 0)}, false},
+	}
+	for _, c := range cases {
+		if got := keeps(append(asm.Instructions{push}, c.tail...), asm.R0, asm.R6); got != c.want {
+			t.Errorf("%s: keeps %v, want %v", c.name, got, c.want)
+		}
+	}
+	if keeps(asm.Instructions{push.WithSymbol("l")}, asm.R0, asm.R6) {
+		t.Error("a labelled push: another path may arrive without the move")
+	}
+}

@@ -13,9 +13,11 @@ type vstack struct {
 	slots []int16 // spill slot of entry i (for i >= len(vregs))
 	// moved is 1 + the index of the instruction a push last emitted to move
 	// its value into a register (0: none), and from the register movedFrom:
-	// a pop right after it takes the value from there instead.
-	moved     int
-	movedFrom asm.Register
+	// a pop of that entry with nothing in between that changes movedFrom
+	// takes the value from there instead.
+	moved      int
+	movedFrom  asm.Register
+	movedDepth int // the entry moved
 }
 
 var vregs = []asm.Register{asm.R6, asm.R7, asm.R8}
@@ -24,10 +26,11 @@ var vregs = []asm.Register{asm.R6, asm.R7, asm.R8}
 func (v *vstack) push(src asm.Register) error {
 	i := v.depth
 	v.depth++
+	v.moved = 0
 	if i < len(vregs) {
 		if src != vregs[i] {
 			v.g.emit(asm.Mov.Reg(vregs[i], src))
-			v.moved, v.movedFrom = len(v.g.insns), src
+			v.moved, v.movedFrom, v.movedDepth = len(v.g.insns), src, i
 		}
 		return nil
 	}
@@ -55,10 +58,11 @@ func (v *vstack) pop(dst asm.Register) {
 	v.depth--
 	i := v.depth
 	if i < len(vregs) {
-		if n := len(v.g.insns); v.moved == n && n > 0 && v.g.insns[n-1].Symbol() == "" {
-			// Popped right after its push: nothing since has changed the
-			// register it came from, so the move into vregs[i] goes.
-			v.g.insns = v.g.insns[:n-1]
+		if v.moved > 0 && v.movedDepth == i && keeps(v.g.insns[v.moved-1:], v.movedFrom, vregs[i]) {
+			// Nothing since the push has changed the register the value
+			// came from, nor come in from elsewhere (a label): the move
+			// into vregs[i] goes, and the value is taken from there.
+			v.g.insns = append(v.g.insns[:v.moved-1], v.g.insns[v.moved:]...)
 			v.moved = 0
 			if dst != v.movedFrom {
 				v.g.emit(asm.Mov.Reg(dst, v.movedFrom))
@@ -71,4 +75,27 @@ func (v *vstack) pop(dst asm.Register) {
 		return
 	}
 	v.g.emit(asm.LoadMem(dst, asm.RFP, v.slots[i-len(vregs)], asm.DWord))
+}
+
+// keeps reports whether the straight line insns (a push's move, then what
+// followed it) leaves from as it was and never touches vreg: no label, no
+// call, no write of from, no use of vreg after the move.
+func keeps(insns asm.Instructions, from, vreg asm.Register) bool {
+	if len(insns) == 0 || insns[0].Symbol() != "" {
+		return false
+	}
+	for _, ins := range insns[1:] {
+		cls := ins.OpCode.Class()
+		switch {
+		case ins.Symbol() != "", cls.IsJump() && ins.OpCode.JumpOp() == asm.Call:
+			return false
+		case cls == asm.StXClass && ins.OpCode.Mode() == asm.AtomicMode:
+			return false // a fetch writes its source register
+		case ins.Dst == vreg || ins.Src == vreg:
+			return false
+		case (cls.IsALU() || cls == asm.LdXClass || cls == asm.LdClass) && ins.Dst == from:
+			return false
+		}
+	}
+	return true
 }
