@@ -450,11 +450,18 @@ func (g *gen) readScalar(off uint32, m check.Member, t types.Type, bigEndian boo
 		size = int((uint32(shift) + m.BitfieldSize + 7) / 8)
 		off -= uint32(shift)
 	}
+	// The read writes its size bytes (zeroes where it fails): a load of
+	// that size takes them zero-extended; other sizes are read into a
+	// zeroed slot and loaded whole.
+	load := sizeOf(size)
 	g.vs.pop(asm.R3)
-	g.emit(zero8(slot)...)
+	if load.Sizeof() != size {
+		g.emit(zero8(slot)...)
+		load = asm.DWord
+	}
 	g.emit(asm.Add.Imm(asm.R3, int32(off/8)))
 	g.probeRead(slot, size)
-	g.emit(asm.LoadMem(asm.R0, asm.RFP, slot, asm.DWord))
+	g.emit(asm.LoadMem(asm.R0, asm.RFP, slot, load))
 	if m.BitfieldSize > 0 {
 		g.emit(asm.RSh.Imm(asm.R0, shift))
 		g.emit(asm.LSh.Imm(asm.R0, int32(64-m.BitfieldSize)), asm.RSh.Imm(asm.R0, int32(64-m.BitfieldSize)))

@@ -159,3 +159,21 @@ func TestAddressFieldsEndToEnd(t *testing.T) {
 		t.Errorf("counts %v; want only %#x with %d", counts, want, sent)
 	}
 }
+
+// TestProbeReadFieldsEndToEnd checks members read with
+// bpf_probe_read_kernel (past the BTF pointer: skb->dev->...) at their
+// sizes, signed and unsigned, against the loopback device the packets
+// were dropped on.
+func TestProbeReadFieldsEndToEnd(t *testing.T) {
+	const sent = 2
+	lo, err := net.InterfaceByName("lo")
+	if err != nil {
+		t.Skip(err)
+	}
+	counts, _, _ := dropsByKey(t, `tracepoint:skb:kfree_skb /reason == "NO_SOCKET"/ {
+		@[(skb->dev->ifindex << 40) | (skb->dev->mtu << 8) | (skb->dev->ifindex - 2 < 0)] = count() }`, sent, 10)
+	want := uint64(lo.Index)<<40 | uint64(lo.MTU)<<8 | 1
+	if counts[want] != sent || len(counts) != 1 {
+		t.Errorf("counts %v; want only %#x (ifindex %d, mtu %d, ifindex-2 negative) with %d", counts, want, lo.Index, lo.MTU, sent)
+	}
+}
