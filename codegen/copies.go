@@ -2,10 +2,10 @@ package codegen
 
 import "github.com/cilium/ebpf/asm"
 
-// forwardCopies removes a copy whose source dies at once: in `rX = v;
-// rY = rX; rX = w` (w not reading rX), the first writes rY instead and
-// the copy goes. Neither the copy nor the next carries a label, so no
-// other path sees rX's old value.
+// forwardCopies removes a copy whose source dies: in `rX = v; rY = rX;
+// ...; rX = w` (w not reading rX, nothing between reading it), the first
+// writes rY instead and the copy goes. The copy and what follows it up to
+// w carry no label and do not jump, so no other path sees rX's old value.
 func forwardCopies(insns asm.Instructions) asm.Instructions {
 	out := make(asm.Instructions, 0, len(insns))
 	for i := 0; i < len(insns); i++ {
@@ -13,7 +13,7 @@ func forwardCopies(insns asm.Instructions) asm.Instructions {
 		if i+2 < len(insns) {
 			b, c := insns[i+1], insns[i+2]
 			if isRegMove(b) && b.Symbol() == "" && c.Symbol() == "" && b.Src != b.Dst &&
-				onlyWrites(a, b.Src) && kills(c, b.Src) {
+				onlyWrites(a, b.Src) && diesIn(insns[i+2:], b.Src) {
 				a.Dst = b.Dst
 				out = append(out, a)
 				i++ // the copy
@@ -58,4 +58,35 @@ func kills(ins asm.Instruction, r asm.Register) bool {
 		return false
 	}
 	return onlyWrites(ins, r)
+}
+
+// diesIn reports whether the straight line insns overwrites r before
+// anything reads it: no label, jump or exit comes first.
+func diesIn(insns asm.Instructions, r asm.Register) bool {
+	for _, ins := range insns {
+		switch {
+		case ins.Symbol() != "":
+			return false
+		case kills(ins, r):
+			return true
+		case ins.OpCode.Class().IsJump(), touches(ins, r):
+			// A jump, call or exit (which may read r), or an
+			// instruction that reads or changes r.
+			return false
+		}
+	}
+	return false
+}
+
+// touches reports whether ins reads or writes r (a jump's registers aside).
+func touches(ins asm.Instruction, r asm.Register) bool {
+	switch cls := ins.OpCode.Class(); {
+	case cls.IsALU():
+		return ins.Dst == r || (ins.OpCode.Source() == asm.RegSource && ins.Src == r)
+	case cls == asm.LdXClass, cls == asm.StXClass:
+		return ins.Dst == r || ins.Src == r
+	case cls == asm.StClass, cls == asm.LdClass:
+		return ins.Dst == r
+	}
+	return true
 }
