@@ -22,7 +22,7 @@ import (
 )
 
 // btfCacheVersion changes whenever the BTF cache's content or meaning does.
-const btfCacheVersion = "skbtrace-btf-1"
+const btfCacheVersion = "skbtrace-btf-2"
 
 // The cache stays small, or reading it would cost what it saves: a
 // one-liner's types (sk_buff's graph) take 430 KB and a few names, but a
@@ -117,7 +117,8 @@ func CachedKernelTypes() (*CachedTypes, error) {
 // The cache file:
 //
 //	skbtrace-btf-1 CRC NAMES BYTES
-//	"name" [found] ID...      (NAMES lines; "found" where the name exists)
+//	"name" [found] ID:KID...  (NAMES lines; "found" where the name exists;
+//	                           each type's ID here and in the kernel's BTF)
 //	BTF                        (BYTES bytes: the types, marshalled)
 //
 // CRC is the CRC-32C of everything after the first line.
@@ -176,11 +177,14 @@ func parseCachedName(line string) (string, cachedName, error) {
 			n.found = true
 			continue
 		}
-		id, err := strconv.ParseUint(f, 10, 32)
-		if err != nil || id == 0 {
+		a, b, _ := strings.Cut(f, ":")
+		id, err1 := strconv.ParseUint(a, 10, 32)
+		kid, err2 := strconv.ParseUint(b, 10, 32)
+		if err1 != nil || err2 != nil || id == 0 || kid == 0 {
 			return "", cachedName{}, fmt.Errorf("BTF cache: bad line %q", line)
 		}
 		n.ids = append(n.ids, btf.TypeID(id))
+		n.kernelIDs = append(n.kernelIDs, btf.TypeID(kid))
 	}
 	return name, n, nil
 }
@@ -210,7 +214,11 @@ func encodeBTFCache(spec *btf.Spec, names []string) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			fmt.Fprintf(&table, " %d", id)
+			kid, err := spec.TypeID(t)
+			if err != nil {
+				return nil, err
+			}
+			fmt.Fprintf(&table, " %d:%d", id, kid)
 		}
 		table.WriteByte('\n')
 		n++

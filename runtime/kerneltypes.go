@@ -3,6 +3,8 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/cilium/ebpf/btf"
@@ -20,11 +22,12 @@ import (
 var errNotCached = errors.New("not in this kernel's BTF cache")
 
 // cachedName is what the whole BTF answered for a name: the types of that
-// name (their IDs in the cache's spec, in the whole BTF's order), or none
-// (btf.ErrNotFound).
+// name (their IDs in the cache's spec, in the whole BTF's order, and in the
+// kernel's BTF), or none (btf.ErrNotFound).
 type cachedName struct {
-	found bool
-	ids   []btf.TypeID
+	found     bool
+	ids       []btf.TypeID
+	kernelIDs []btf.TypeID
 }
 
 // CachedTypes answers type lookups from this kernel's BTF cache. It
@@ -74,6 +77,28 @@ func (c *CachedTypes) AnyTypesByName(name string) ([]btf.Type, error) {
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// KernelTypeID returns the kernel's BTF type ID of the one type of that
+// name and Go type (typ is a **T, as for TypeByName), where the cache holds
+// it; it does not count as a miss.
+func (c *CachedTypes) KernelTypeID(name string, typ any) (btf.TypeID, bool) {
+	n, ok := c.names[name]
+	if !ok || c.spec.TypeByName(name, typ) != nil {
+		return 0, false
+	}
+	t, ok := reflect.ValueOf(typ).Elem().Interface().(btf.Type)
+	if !ok {
+		return 0, false
+	}
+	id, err := c.spec.TypeID(t)
+	if err != nil {
+		return 0, false
+	}
+	if i := slices.Index(n.ids, id); i >= 0 {
+		return n.kernelIDs[i], true
+	}
+	return 0, false
 }
 
 // Spec is asked for by what needs the whole BTF: the cache has not got it.

@@ -26,19 +26,72 @@ func KernelBTF() (*btf.Spec, error) { return btfCache.Kernel() }
 // translated into what is missing and what to do; verbose keeps the
 // verifier's whole log in the message.
 func Load(out *codegen.Output, verbose bool) (*ebpf.Collection, error) {
+	return LoadWith(out, verbose, nil)
+}
+
+// LoadWith is Load, with the kernel's type IDs that ids holds (the BTF
+// cache's) for the targets of tracing programs (loadByKernelTypeID): where
+// ids holds every target, the kernel's whole BTF is not decoded.
+func LoadWith(out *codegen.Output, verbose bool, ids KernelTypeIDs) (*ebpf.Collection, error) {
 	cs := &ebpf.CollectionSpec{Maps: allocOnUpdate(out.Maps), Programs: map[string]*ebpf.ProgramSpec{}}
+	var byID []*codegen.Program
 	for _, p := range out.Programs {
 		// Helpers and fentry programs load one by one, later: one that
 		// fails costs itself only.
 		if (p.Helper == "" || p.Helper == codegen.HelperEntry) && p.Function == "" {
+			if _, _, ok := targetType(p.Prog); ok && ids != nil {
+				byID = append(byID, p)
+				continue
+			}
 			cs.Programs[p.Name] = p.Prog
 		}
+	}
+	if coll, ok := loadAllByID(cs, byID, ids); ok {
+		return coll, nil
+	}
+	for _, p := range byID {
+		cs.Programs[p.Name] = p.Prog
 	}
 	coll, err := ebpf.NewCollectionWithOptions(cs, ebpf.CollectionOptions{Cache: btfCache})
 	if err != nil {
 		return nil, translateLoadError(out, err, verbose)
 	}
 	return coll, nil
+}
+
+// loadAllByID loads cs with cilium/ebpf, then each of byID by its target's
+// cached type ID; false, with nothing left loaded, where any of it fails
+// (the caller then loads it all with cilium/ebpf, for its errors).
+func loadAllByID(cs *ebpf.CollectionSpec, byID []*codegen.Program, ids KernelTypeIDs) (*ebpf.Collection, bool) {
+	if len(byID) == 0 {
+		return nil, false
+	}
+	for _, p := range byID {
+		if name, typ, _ := targetType(p.Prog); !hasKernelTypeID(ids, name, typ) {
+			return nil, false
+		}
+	}
+	coll, err := ebpf.NewCollectionWithOptions(cs, ebpf.CollectionOptions{Cache: btfCache})
+	if err != nil {
+		return nil, false
+	}
+	for _, p := range byID {
+		prog, err := loadByKernelTypeID(p, coll.Maps, ids)
+		if err != nil {
+			coll.Close()
+			return nil, false
+		}
+		if coll.Programs == nil {
+			coll.Programs = map[string]*ebpf.Program{}
+		}
+		coll.Programs[p.Name] = prog
+	}
+	return coll, true
+}
+
+func hasKernelTypeID(ids KernelTypeIDs, name string, typ any) bool {
+	_, ok := ids.KernelTypeID(name, typ)
+	return ok
 }
 
 func translateLoadError(out *codegen.Output, err error, verbose bool) error {

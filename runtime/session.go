@@ -103,6 +103,10 @@ type Options struct {
 	// codegen option's) bytes at most each.
 	Capture io.Writer
 	Snaplen int
+	// KernelTypes gives the kernel's type IDs of tracing programs'
+	// targets, so that loading them needs not decode the kernel's whole
+	// BTF (LoadWith); nil: cilium/ebpf finds them there.
+	KernelTypes KernelTypeIDs
 }
 
 // Start loads a compiled script, starts printing its records to w, and
@@ -136,7 +140,7 @@ func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (*S
 			}
 		}
 	}
-	coll, err := Load(out, opts.Verbose)
+	coll, err := LoadWith(out, opts.Verbose, opts.KernelTypes)
 	if err != nil {
 		return nil, err
 	}

@@ -25,9 +25,9 @@ func compileAndRun(o options, src *lang.Source, params []string, stdout, stderr 
 	}
 	if o.dump {
 		lang.DumpWith(stdout, script, info.Describe)
-		return dumpCode(o, script, info, stdout, stderr)
+		return dumpCode(o, script, info, kt.typeIDs(), stdout, stderr)
 	}
-	return trace(o, script, info, kt.whole, resumeGC, stdout, stderr)
+	return trace(o, script, info, kt, resumeGC, stdout, stderr)
 }
 
 // checkScript parses and checks the script with the kernel types that types
@@ -104,13 +104,13 @@ func loadBTF(file string) (*btf.Spec, error) {
 
 // dumpCode prints each program's instructions and, where the kernel lets it
 // load, how many instructions the verifier processed.
-func dumpCode(o options, script *lang.Script, info *check.Info, stdout, stderr io.Writer) int {
+func dumpCode(o options, script *lang.Script, info *check.Info, ids runtime.KernelTypeIDs, stdout, stderr io.Writer) int {
 	out, err := codegen.Compile(script, info, codegen.Options{Ksym: runtime.KsymAddr})
 	if err != nil {
 		return report(stderr, err)
 	}
 	verified := map[string]uint32{}
-	if coll, err := runtime.Load(out, o.verbose); err != nil {
+	if coll, err := runtime.LoadWith(out, o.verbose, ids); err != nil {
 		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
 	} else {
 		verified = runtime.Verified(coll)

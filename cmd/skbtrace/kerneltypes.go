@@ -22,6 +22,29 @@ type kernelTypes struct {
 	// prev is the cache that missed, if any.
 	rec  *runtime.RecordingTypes
 	prev *runtime.CachedTypes
+	// cached is the BTF cache that answered the check, if it did.
+	cached *runtime.CachedTypes
+}
+
+// typeIDs gives the kernel's type IDs of the programs' targets, where the
+// BTF cache answered the check: loading them then decodes no BTF.
+func (k *kernelTypes) typeIDs() runtime.KernelTypeIDs {
+	if k.cached == nil {
+		return nil
+	}
+	return k.cached
+}
+
+// hasSkbProbes reports whether a script has skb: or skbret: probes.
+func hasSkbProbes(s *lang.Script) bool {
+	for _, p := range s.Probes {
+		for _, sp := range p.Specs {
+			if sp.Kind == lang.ProbeSkb || sp.Kind == lang.ProbeSkbRet {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // whole returns the whole BTF, decoding it on first use.
@@ -36,17 +59,16 @@ func (k *kernelTypes) whole() (*btf.Spec, error) {
 	return k.spec, nil
 }
 
-// check parses and checks the script (checkScript). Where loading its
-// programs will decode the kernel's whole BTF anyway (cilium/ebpf finds a
-// tp_btf or fentry target's type ID there), the script is checked against
-// that: the cache would only add work. Otherwise it tries
+// check parses and checks the script (checkScript). Where the script has
+// skb: probes, whose targets come from the kernel's whole BTF anyway, it is
+// checked against that: the cache would only add work. Otherwise it tries
 // the kernel's BTF cache first, saying nothing meanwhile; where the cache
 // was asked for a name it does not hold, its answers may differ from the
 // whole BTF's, so what it said is dropped and the script is checked again
 // from its source with the whole BTF, as if there were no cache.
 func (k *kernelTypes) check(o options, src *lang.Source, params []string, stderr io.Writer) (*lang.Script, *check.Info, int) {
 	if k.file == "" {
-		if s, err := lang.Parse(src); err == nil && check.LoadsByKernelTypeID(s) {
+		if s, err := lang.Parse(src); err == nil && hasSkbProbes(s) {
 			return checkScript(o, src, params, func() (check.BTF, error) {
 				spec, err := k.whole()
 				if err != nil {
@@ -60,6 +82,7 @@ func (k *kernelTypes) check(o options, src *lang.Source, params []string, stderr
 			script, info, status := checkScript(o, src, params, func() (check.BTF, error) { return cached, nil }, &said)
 			if !cached.Missed() {
 				stderr.Write(said.Bytes())
+				k.cached = cached
 				return script, info, status
 			}
 			k.prev = cached

@@ -23,11 +23,12 @@ import (
 )
 
 // trace compiles, attaches and traces until Ctrl-C, SIGTERM, --duration or
-// the end of -c's command; then it detaches and prints the maps. whole
-// returns the kernel's whole BTF (or --btf FILE's), decoded on first use: a
-// script checked against the BTF cache may need none of it. attached is
-// called once the programs are attached (pauseGC's resume).
-func trace(o options, script *lang.Script, info *check.Info, whole func() (*btf.Spec, error), attached func(), stdout, stderr io.Writer) int {
+// the end of -c's command; then it detaches and prints the maps. kt gives
+// the kernel's types: its whole BTF (or --btf FILE's), decoded on first use,
+// and the type IDs of the BTF cache, where it answered the check: a script
+// checked against it may need no other. attached is called once the
+// programs are attached (pauseGC's resume).
+func trace(o options, script *lang.Script, info *check.Info, kt *kernelTypes, attached func(), stdout, stderr io.Writer) int {
 	var limit time.Duration
 	if o.duration != "" {
 		d, err := time.ParseDuration(o.duration)
@@ -42,7 +43,7 @@ func trace(o options, script *lang.Script, info *check.Info, whole func() (*btf.
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	defer watchSignals(stop, stderr)()
-	out, funcs, err := compileFor(o, script, info, whole, stderr)
+	out, funcs, err := compileFor(o, script, info, kt.whole, stderr)
 	if err != nil {
 		return report(stderr, err)
 	}
@@ -88,7 +89,7 @@ func trace(o options, script *lang.Script, info *check.Info, whole func() (*btf.
 		fmt.Fprintf(w, "Attaching %d %s...\n", countProbes(out, nil), plural(countProbes(out, nil), "probe"))
 	}
 	sess, err := runtime.Start(out, info, w, runtime.Options{JSON: o.format == "json", Timeline: o.timeline, Graph: o.graph, Verbose: o.verbose, Funcs: funcs, Bpftrace: bt,
-		Capture: capture, Snaplen: o.snaplen,
+		Capture: capture, Snaplen: o.snaplen, KernelTypes: kt.typeIDs(),
 		Warn: func(format string, args ...any) { fmt.Fprintf(stderr, "skbtrace: "+format+"\n", args...) }})
 	if err != nil {
 		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
