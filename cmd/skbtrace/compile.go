@@ -27,7 +27,7 @@ func compileAndRun(o options, src *lang.Source, params []string, stdout, stderr 
 		lang.DumpWith(stdout, script, info.Describe)
 		return dumpCode(o, script, info, kt.typeIDs(), stdout, stderr)
 	}
-	return trace(o, script, info, kt, resumeGC, stdout, stderr)
+	return trace(o, script, info, kt, resumeGCLater(resumeGC), stdout, stderr)
 }
 
 // checkScript parses and checks the script with the kernel types that types

@@ -27,7 +27,7 @@ import (
 // the kernel's types: its whole BTF (or --btf FILE's), decoded on first use,
 // and the type IDs of the BTF cache, where it answered the check: a script
 // checked against it may need no other. attached is called once the
-// programs are attached (pauseGC's resume).
+// programs are attached (to resume the garbage collector).
 func trace(o options, script *lang.Script, info *check.Info, kt *kernelTypes, attached func(), stdout, stderr io.Writer) int {
 	var limit time.Duration
 	if o.duration != "" {
