@@ -173,12 +173,16 @@ func main() {
 		if err != nil {
 			fail(err)
 		}
-		fmt.Fprintf(w, "## Compile time (parse, check against BTF, generate eBPF)\n\n| script | time | instructions |\n|---|---|---|\n")
-		re := regexp.MustCompile(`(?m)^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+(\d+) ns/op\s+([\d.]+) insns`)
+		fmt.Fprintf(w, "## Compile time (parse, check against BTF, generate eBPF)\n\n| script | time | instructions | time per MB of script |\n|---|---|---|---|\n")
+		re := regexp.MustCompile(`(?m)^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+(\d+) ns/op\s+(?:([\d.]+) MB/s\s+)?([\d.]+) insns`)
 		for _, m := range re.FindAllStringSubmatch(string(b), -1) {
 			ns, _ := strconv.ParseFloat(m[2], 64)
-			insns, _ := strconv.ParseFloat(m[3], 64)
-			fmt.Fprintf(w, "| %s | %.2f ms | %.0f |\n", m[1], ns/1e6, insns)
+			insns, _ := strconv.ParseFloat(m[4], 64)
+			perMB := "-"
+			if mbs, _ := strconv.ParseFloat(m[3], 64); mbs > 0 {
+				perMB = fmt.Sprintf("%.2f s", 1/mbs)
+			}
+			fmt.Fprintf(w, "| %s | %.2f ms | %.0f | %s |\n", m[1], ns/1e6, insns, perMB)
 		}
 		fmt.Fprintln(w)
 	}
