@@ -125,9 +125,20 @@ func bpftraceParity(t *testing.T, file string) {
 
 	waitLines(t, bt, 2+want, deadline)
 	waitLines(t, sk, 2+want, deadline)
-	// Events after the first N: wait (bounded) until both have as many.
-	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-		if strings.Count(bt.stdout(), "\n") == strings.Count(sk.stdout(), "\n") {
+	// Events after the first N (the listeners' closes): wait, bounded,
+	// until both have as many and neither has printed more for half a
+	// second (a loaded machine delivers the last ones late).
+	last, still := -1, time.Now()
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		b, s := strings.Count(bt.stdout(), "\n"), strings.Count(sk.stdout(), "\n")
+		if b != s || b != last {
+			last, still = b, time.Now()
+			if b != s {
+				last = -1
+			}
+			continue
+		}
+		if time.Since(still) > 500*time.Millisecond {
 			break
 		}
 	}
