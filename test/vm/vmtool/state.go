@@ -23,6 +23,15 @@ func (s kernelState) String() string {
 		s.Progs, s.Maps, s.Links, s.Pinned, s.KprobeEvents, s.EnabledFuncs, s.Kprobes)
 }
 
+// within reports whether s holds no more of anything than limit: what a
+// case leaves behind is more than the kernel held before it, while an
+// object that was still being freed when the case began (the backend probe
+// of the -l run after the case before) may be gone by its end.
+func (s kernelState) within(limit kernelState) bool {
+	return s.Progs <= limit.Progs && s.Maps <= limit.Maps && s.Links <= limit.Links && s.Pinned <= limit.Pinned &&
+		s.KprobeEvents <= limit.KprobeEvents && s.EnabledFuncs <= limit.EnabledFuncs && s.Kprobes <= limit.Kprobes
+}
+
 func readKernelState() kernelState {
 	var s kernelState
 	s.Progs = countIDs(bpfProgGetNextID)
