@@ -20,6 +20,7 @@ trap 'rm -rf "$out"' EXIT
 go build -o "$out/skbtrace" ./cmd/skbtrace
 go build -o "$out/udpflood" ./bench/udpflood
 go build -o "$out/skbbench" ./bench/skbbench
+go build -o "$out/bigscript" ./bench/bigscript
 # bpftrace (the Debian package) finds tracepoints through tracefs.
 if ! command -v bpftrace >/dev/null; then
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bpftrace >/dev/null || true
@@ -33,6 +34,12 @@ cd "$out"
 cd - >/dev/null
 {
 	cat "$out/RESULTS.md"
+	echo "## A 1 MB script: parse, check and compile (bench/bigscript)"
+	echo
+	echo '```'
+	"$out/bigscript"
+	echo '```'
+	echo
 	echo "## Parsing: time per probe as scripts grow (go test -bench ./lang)"
 	echo
 	echo '```'
