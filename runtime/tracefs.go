@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/skbtrace/skbtrace/check"
 )
 
 // tracefsDirs are where tracefs is found, in the order the kernel's
@@ -64,4 +66,12 @@ func TracepointExists(category, name string) bool {
 	}
 	matches, err := filepath.Glob(filepath.Join(dir, "events", category, name))
 	return err != nil || len(matches) > 0
+}
+
+// CheckOptions are the checker's options for this kernel: the types of
+// spec, the positional parameters, tracefs for classic tracepoints (warn
+// hears what it could not read) and the functions that can be traced.
+func CheckOptions(spec check.BTF, params []string, warn func(string)) check.Options {
+	return check.Options{BTF: spec, Params: params, TracepointFormat: TracepointFormat(warn), TracepointExists: TracepointExists,
+		MatchFuncs: TraceableFuncs}
 }

@@ -34,8 +34,7 @@ func main() {
 		fail(err)
 	}
 	parsed := time.Since(start)
-	info, err := check.Check(script, check.Options{BTF: spec, TracepointFormat: runtime.TracepointFormat(func(string) {}),
-		TracepointExists: runtime.TracepointExists, MatchFuncs: runtime.TraceableFuncs})
+	info, err := check.Check(script, runtime.CheckOptions(spec, nil, func(string) {}))
 	if err != nil {
 		fail(err)
 	}

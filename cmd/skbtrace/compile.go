@@ -30,14 +30,11 @@ func compileAndRun(o options, src *lang.Source, params []string, stdout, stderr 
 	return trace(o, script, info, kt, resumeGCLater(resumeGC), stdout, stderr)
 }
 
-// checkScript parses and checks the script with the kernel types that types
-// returns, then applies --filter and -w. It returns the script and what the
-// checker learnt, or a nil script and the exit status.
-func checkScript(o options, src *lang.Source, params []string, types func() (check.BTF, error), stderr io.Writer) (*lang.Script, *check.Info, int) {
-	script, err := lang.Parse(src)
-	if err != nil {
-		return nil, nil, report(stderr, err)
-	}
+// checkScript checks a freshly parsed script with the kernel types that
+// types returns, then applies --filter and -w (both change the tree). It
+// returns the script and what the checker learnt, or a nil script and the
+// exit status.
+func checkScript(o options, script *lang.Script, params []string, types func() (check.BTF, error), stderr io.Writer) (*lang.Script, *check.Info, int) {
 	spec, err := types()
 	if err != nil {
 		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
@@ -136,7 +133,5 @@ func dumpCode(o options, script *lang.Script, info *check.Info, ids runtime.Kern
 // checkOptions are the checker's options for this kernel: its BTF, the
 // positional parameters, and tracefs formats for classic tracepoints.
 func checkOptions(spec check.BTF, params []string, stderr io.Writer) check.Options {
-	warn := func(msg string) { fmt.Fprintf(stderr, "skbtrace: %s\n", msg) }
-	return check.Options{BTF: spec, Params: params, TracepointFormat: runtime.TracepointFormat(warn), TracepointExists: runtime.TracepointExists,
-		MatchFuncs: runtime.TraceableFuncs}
+	return runtime.CheckOptions(spec, params, func(msg string) { fmt.Fprintf(stderr, "skbtrace: %s\n", msg) })
 }

@@ -64,31 +64,39 @@ func (k *kernelTypes) whole() (*btf.Spec, error) {
 // checked against that: the cache would only add work. Otherwise it tries
 // the kernel's BTF cache first, saying nothing meanwhile; where the cache
 // was asked for a name it does not hold, its answers may differ from the
-// whole BTF's, so what it said is dropped and the script is checked again
-// from its source with the whole BTF, as if there were no cache.
+// whole BTF's, so what it said is dropped and the script is parsed and
+// checked again with the whole BTF, as if there were no cache.
 func (k *kernelTypes) check(o options, src *lang.Source, params []string, stderr io.Writer) (*lang.Script, *check.Info, int) {
+	script, err := lang.Parse(src)
+	if err != nil {
+		return nil, nil, report(stderr, err)
+	}
+	if k.file == "" && hasSkbProbes(script) {
+		return checkScript(o, script, params, func() (check.BTF, error) {
+			spec, err := k.whole()
+			if err != nil {
+				return nil, err
+			}
+			return spec, nil
+		}, stderr)
+	}
 	if k.file == "" {
-		if s, err := lang.Parse(src); err == nil && hasSkbProbes(s) {
-			return checkScript(o, src, params, func() (check.BTF, error) {
-				spec, err := k.whole()
-				if err != nil {
-					return nil, err
-				}
-				return spec, nil
-			}, stderr)
-		}
 		if cached, err := runtime.CachedKernelTypes(); err == nil {
 			var said bytes.Buffer
-			script, info, status := checkScript(o, src, params, func() (check.BTF, error) { return cached, nil }, &said)
+			checked, info, status := checkScript(o, script, params, func() (check.BTF, error) { return cached, nil }, &said)
 			if !cached.Missed() {
 				stderr.Write(said.Bytes())
 				k.cached = cached
-				return script, info, status
+				return checked, info, status
 			}
 			k.prev = cached
+			// The check changed the tree: start again from the source.
+			if script, err = lang.Parse(src); err != nil {
+				return nil, nil, report(stderr, err)
+			}
 		}
 	}
-	return checkScript(o, src, params, func() (check.BTF, error) {
+	return checkScript(o, script, params, func() (check.BTF, error) {
 		spec, err := k.whole()
 		if err != nil || k.file != "" {
 			return spec, err
