@@ -12,9 +12,9 @@ import (
 // kernel's BTF: the struct nf_hook_state a hook's caller keeps on its stack,
 // the hook entries of a namespace, and the tables that registered them.
 type NfLayout struct {
-	// StateIn, StateOut and StateNet locate in, out and net in struct
-	// nf_hook_state (hook and pf are its first two bytes).
-	StateIn, StateOut, StateNet uint32
+	// StateIn, StateOut, StateSk and StateNet locate in, out, sk and net
+	// in struct nf_hook_state (hook and pf are its first two bytes).
+	StateIn, StateOut, StateSk, StateNet uint32
 	// DevNet is net_device's nd_net.net; SkNet is sock's skc_net.net.
 	DevNet, SkNet uint32
 	// Hooks locates, by protocol family (NFPROTO_IPV4...), the array of hook
@@ -76,6 +76,7 @@ func netfilterLayout(spec BTF) (*NfLayout, error) {
 	}{
 		{&l.StateIn, "nf_hook_state", []string{"in"}},
 		{&l.StateOut, "nf_hook_state", []string{"out"}},
+		{&l.StateSk, "nf_hook_state", []string{"sk"}},
 		{&l.StateNet, "nf_hook_state", []string{"net"}},
 		{&l.DevNet, "net_device", []string{"nd_net", "net"}},
 		{&l.SkNet, "sock", []string{"__sk_common", "skc_net", "net"}},

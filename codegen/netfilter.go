@@ -48,7 +48,7 @@ const (
 
 // nfSlots are the frame slots of what nfScan finds.
 type nfSlots struct {
-	state, net, dev, fp, i, q, cand, hook, pf, kind, priv, n, e int16
+	state, net, dev, sk, fp, i, q, cand, hook, pf, kind, priv, n, e int16
 }
 
 // nfScan fills the netfilter slots, once per program, ahead of the code
@@ -56,7 +56,7 @@ type nfSlots struct {
 func (g *gen) nfScan() error {
 	g.nf = &nfSlots{}
 	s := g.nf
-	for _, p := range []*int16{&s.state, &s.net, &s.dev, &s.fp, &s.i, &s.q, &s.cand, &s.hook, &s.pf, &s.kind, &s.priv, &s.n, &s.e} {
+	for _, p := range []*int16{&s.state, &s.net, &s.dev, &s.sk, &s.fp, &s.i, &s.q, &s.cand, &s.hook, &s.pf, &s.kind, &s.priv, &s.n, &s.e} {
 		off, err := g.frame.keep(8)
 		if err != nil {
 			return err
@@ -89,8 +89,8 @@ func (g *gen) nfScan() error {
 	g.probeRead(s.net, 8)
 	g.emit(asm.Ja.Label(haveNet))
 	g.emit(asm.LoadMem(asm.R3, asm.RFP, s.cand, asm.DWord).WithSymbol(fromSk), asm.Add.Imm(asm.R3, skOff))
-	g.probeRead(s.q, 8)
-	g.emit(asm.LoadMem(asm.R3, asm.RFP, s.q, asm.DWord), asm.JEq.Imm(asm.R3, 0, done), asm.Add.Imm(asm.R3, int32(l.SkNet)))
+	g.probeRead(s.sk, 8)
+	g.emit(asm.LoadMem(asm.R3, asm.RFP, s.sk, asm.DWord), asm.JEq.Imm(asm.R3, 0, done), asm.Add.Imm(asm.R3, int32(l.SkNet)))
 	g.probeRead(s.net, 8)
 	g.mark(haveNet)
 	g.emit(asm.LoadMem(asm.R0, asm.RFP, s.net, asm.DWord), asm.JEq.Imm(asm.R0, 0, done))
@@ -102,6 +102,7 @@ func (g *gen) nfScan() error {
 	g.emit(asm.StoreMem(asm.RFP, s.fp, asm.R9, asm.DWord), asm.Mov.Reg(asm.R3, asm.RFP), asm.Add.Imm(asm.R3, int32(s.fp)))
 	g.probeRead(s.fp, 8)
 	loop, next, found := g.label("nf_loop"), g.label("nf_next"), g.label("nf_found")
+	bySk, miss := g.label("nf_by_sk"), g.label("nf_miss")
 	g.emit(zero8(s.i)...)
 	g.emit(
 		asm.LoadMem(asm.R0, asm.RFP, s.i, asm.DWord).WithSymbol(loop),
@@ -140,7 +141,7 @@ func (g *gen) nfScan() error {
 		asm.StoreMem(asm.RFP, s.hook, asm.R0, asm.DWord).WithSymbol(pfOK),
 		asm.StoreMem(asm.RFP, s.pf, asm.R1, asm.DWord),
 		asm.LoadMem(asm.R0, asm.RFP, s.dev, asm.DWord),
-		asm.JEq.Imm(asm.R0, 0, found),
+		asm.JEq.Imm(asm.R0, 0, bySk),
 	)
 	for _, off := range []uint32{l.StateIn, l.StateOut} {
 		g.emit(zero8(s.q)...)
@@ -148,8 +149,16 @@ func (g *gen) nfScan() error {
 		g.probeRead(s.q, 8)
 		g.emit(asm.LoadMem(asm.R0, asm.RFP, s.q, asm.DWord), asm.LoadMem(asm.R1, asm.RFP, s.dev, asm.DWord), asm.JEq.Reg(asm.R0, asm.R1, found))
 	}
+	// Without a device (local output), the state's socket is the skb's:
+	// a stale state lower on the stack, of another packet of the
+	// namespace, is not taken for this one's.
+	g.emit(asm.Ja.Label(miss))
+	g.emit(zero8(s.q)[0].WithSymbol(bySk))
+	g.emit(asm.LoadMem(asm.R3, asm.RFP, s.cand, asm.DWord), asm.Add.Imm(asm.R3, int32(l.StateSk)))
+	g.probeRead(s.q, 8)
+	g.emit(asm.LoadMem(asm.R0, asm.RFP, s.q, asm.DWord), asm.LoadMem(asm.R1, asm.RFP, s.sk, asm.DWord), asm.JEq.Reg(asm.R0, asm.R1, found))
 	g.emit(
-		asm.StoreImm(asm.RFP, s.hook, stdlib.NoHook, asm.Word),
+		asm.StoreImm(asm.RFP, s.hook, stdlib.NoHook, asm.Word).WithSymbol(miss),
 		asm.LoadMem(asm.R0, asm.RFP, s.i, asm.DWord).WithSymbol(next),
 		asm.Add.Imm(asm.R0, 8),
 		asm.StoreMem(asm.RFP, s.i, asm.R0, asm.DWord),
