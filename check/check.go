@@ -2,7 +2,10 @@ package check
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+
+	"github.com/cilium/ebpf/btf"
 
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/lang/types"
@@ -94,6 +97,10 @@ type checker struct {
 	// retvalReported are the probes whose differing retval was reported
 	// (once per probe, not once per use).
 	retvalReported map[*ProbeInfo]bool
+	// reasonEnum is enum skb_drop_reason, the kernel's or, where it has
+	// none, a stand-in (reasonStandIn): see dropReasonEnum.
+	reasonEnum    *btf.Enum
+	reasonStandIn bool
 }
 
 func (c *checker) errorf(n lang.Node, hint, format string, args ...any) {
@@ -107,6 +114,14 @@ func (c *checker) ctxErrorf(n lang.Node, hint, format string, args ...any) {
 		return
 	}
 	c.errorf(n, hint, format, args...)
+}
+
+// note records, once, something the user should know about how the script
+// runs on this kernel; the caller prints it.
+func (c *checker) note(msg string) {
+	if !slices.Contains(c.info.Notes, msg) {
+		c.info.Notes = append(c.info.Notes, msg)
+	}
 }
 
 func (c *checker) text(n lang.Node) string { return c.src.Slice(n.Span()) }

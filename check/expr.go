@@ -144,8 +144,18 @@ func (c *checker) enumerator(name string) (enumerator, bool) {
 	if !isUpperName(name) {
 		return enumerator{}, false
 	}
-	v, ok := indexOf(c.opts.BTF).enumerators[name]
-	return v, ok
+	if v, ok := indexOf(c.opts.BTF).enumerators[name]; ok {
+		return v, true
+	}
+	if en, standIn := c.dropReasonEnum(); standIn {
+		// SKB_DROP_REASON_NETFILTER_DROP compiles where reason does.
+		for _, v := range en.Values {
+			if v.Name == name {
+				return enumerator{v.Value, en}, true
+			}
+		}
+	}
+	return enumerator{}, false
 }
 
 func didYouMean(name string, cands []string) string {
@@ -246,9 +256,10 @@ func (c *checker) useField(e *lang.Ident, f *stdlib.Field) types.Type {
 	case "retval":
 		t = c.ctx.Retval
 	case "reason":
-		var en *btf.Enum
-		if err := c.opts.BTF.TypeByName("skb_drop_reason", &en); err == nil {
-			t.BTF = en
+		en, standIn := c.dropReasonEnum()
+		t.BTF = en
+		if standIn {
+			c.reasonConst(e)
 		}
 	}
 	if f.Src.Kind == stdlib.SrcSkbPath && len(f.Src.Path) == 0 && f.Src.Base != stdlib.BaseSkb {

@@ -82,7 +82,7 @@ func (c *checker) globProvides(si *SpecInfo, ret bool) (skb, reason bool, retval
 	skb, reason, retval = true, true, types.Bad
 	for i, f := range si.Funcs {
 		skb = skb && f.SkbParam >= 0
-		reason = reason && f.ReasonParam >= 0
+		reason = reason && (f.ReasonParam >= 0 || c.reasonStandsIn(f))
 		if !ret {
 			continue
 		}

@@ -57,6 +57,10 @@ type Info struct {
 	FuncNames map[*lang.BinaryExpr]string
 	// SkbType is struct sk_buff from the kernel's BTF.
 	SkbType *btf.Struct
+	// Notes say, once each, what this kernel lacks that the script reads
+	// and what still works: "this kernel has no drop reasons...". They
+	// are not errors; the caller prints them.
+	Notes []string
 
 	src *lang.Source
 }

@@ -16,7 +16,7 @@ import (
 // them: a field is usable in a probe only if every one of its specs has it.
 func (c *checker) probeContext(p *lang.Probe) *ProbeInfo {
 	pi := &ProbeInfo{Skb: true, Reason: true, Func: true, Entry: true, Retval: types.Bad}
-	use := scanArgs(p)
+	use := c.scanArgs(p)
 	first := types.Bad // the first spec's return type
 	for i, s := range p.Specs {
 		si := c.spec(s, use)
@@ -102,18 +102,21 @@ func (c *checker) provides(si *SpecInfo) (skb, reason, fn bool, retval types.Typ
 		}
 		return skb, reason, true, retval, ""
 	}
+	// A drop reason is an argument, or where the kernel gives none, the
+	// constant a later kernel's drop would give (reasonStandsIn).
+	reason = si.ReasonParam >= 0 || c.reasonStandsIn(si)
 	switch si.Spec.Kind {
 	case lang.ProbeKprobe, lang.ProbeFentry:
-		return si.SkbParam >= 0, si.ReasonParam >= 0, true, retval, ""
+		return si.SkbParam >= 0, reason, true, retval, ""
 	case lang.ProbeFexit:
-		return si.SkbParam >= 0, si.ReasonParam >= 0, true, c.retType(si), ""
+		return si.SkbParam >= 0, reason, true, c.retType(si), ""
 	case lang.ProbeKretprobe:
 		return false, false, true, c.retType(si), "a kretprobe does not see the arguments; use fexit:" + si.Spec.Target
 	case lang.ProbeTracepoint:
 		if si.Record != nil {
-			return false, false, false, retval, ""
+			return false, reason, false, retval, ""
 		}
-		return si.SkbParam >= 0, si.ReasonParam >= 0, false, retval, ""
+		return si.SkbParam >= 0, reason, false, retval, ""
 	case lang.ProbeBegin, lang.ProbeEnd:
 		return false, false, false, retval, string(si.Spec.Kind) + " has no arguments"
 	case lang.ProbeInterval:

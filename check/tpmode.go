@@ -19,7 +19,7 @@ type argUse struct {
 	rawOnly bool
 }
 
-func scanArgs(p *lang.Probe) argUse {
+func (c *checker) scanArgs(p *lang.Probe) argUse {
 	var u argUse
 	lang.Inspect(p, func(n lang.Node) bool {
 		switch n := n.(type) {
@@ -32,13 +32,20 @@ func scanArgs(p *lang.Probe) argUse {
 			if _, ok := argIndex(n.Name); ok {
 				u.rawOnly = true
 			}
-			if f := stdlib.LookupField(n.Name); f != nil && f.Needs&(stdlib.NeedSkb|stdlib.NeedReason) != 0 {
+			if f := stdlib.LookupField(n.Name); f != nil && c.needsRawArgs(f) {
 				u.rawOnly = true
 			}
 		}
 		return true
 	})
 	return u
+}
+
+// needsRawArgs reports whether a builtin field is read from the raw
+// arguments: an skb field, or the drop reason where the kernel gives one
+// (elsewhere it is a constant, which a format-field probe has too).
+func (c *checker) needsRawArgs(f *stdlib.Field) bool {
+	return f.Needs&stdlib.NeedSkb != 0 || f.Needs&stdlib.NeedReason != 0 && !c.noDropReasons()
 }
 
 // wantsRecord decides that a tracepoint spec is read by its format fields:

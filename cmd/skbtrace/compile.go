@@ -69,6 +69,9 @@ func checkScript(o options, script *lang.Script, params []string, types func() (
 			return nil, nil, report(stderr, err)
 		}
 	}
+	for _, n := range info.Notes {
+		fmt.Fprintf(stderr, "skbtrace: NOTE: %s\n", n)
+	}
 	return script, info, 0
 }
 
