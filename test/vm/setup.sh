@@ -4,24 +4,46 @@
 # (default $HOME/.cache/skbtrace-vm). Run by run.sh when something is missing;
 # a second call reuses what is there.
 #
-#   6.1   linux-image-amd64 of bookworm (6.1.x: kprobe, fentry; no CONFIG_FPROBE)
-#   6.12  linux-image-amd64 of bookworm-backports (6.12.x: kprobe-multi too)
+# KERNEL is a spec of kernels.sh (default: 5.10 6.1 6.12 6.12-arm64):
 #
-# The .deb is only unpacked (dpkg -x) into the cache: nothing is installed as the
-# host's kernel. bookworm-backports is read through a private apt configuration
-# under the cache, with the mirror this machine's own apt sources name; the
-# host's sources are left as they are. Needs root and apt.
+#   5.10        linux-image-amd64 of bullseye (5.10.x: kprobe, fentry; no kprobe-multi)
+#   6.1         linux-image-amd64 of bookworm (6.1.x: kprobe, fentry; no CONFIG_FPROBE)
+#   6.12        linux-image-amd64 of bookworm-backports (6.12.x: kprobe-multi too)
+#   6.12-arm64  linux-image-arm64 of bookworm-backports (6.12.x: kprobe, fentry; no CONFIG_FPROBE)
+#   SUITE, SUITE/ARCH   linux-image-ARCH (amd64 or arm64) of any Debian suite: trixie, sid/arm64
+#
+# The image is what the metapackage linux-image-ARCH of the suite depends on,
+# with the linux-image-*, linux-binary-*, linux-modules-* and linux-base-*
+# packages that one depends on (newer Debian kernels are split so: vmlinuz and
+# the modules under /usr/lib/modules). The .debs are only unpacked (dpkg -x)
+# into the cache: nothing is installed as the host's kernel. Each suite is
+# read through a private apt configuration under the cache, with the mirror
+# this machine's own apt sources name; the host's sources are left as they
+# are. An arm64 guest's busybox is busybox-static of arm64 from the host's own
+# release, fetched the same way. Needs root and apt.
 set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/kernels.sh"
 VMCACHE=${VMCACHE:-$HOME/.cache/skbtrace-vm}
 # MODS names the cached bundle of guest modules (setup.sh); a new name whenever
 # the list of modules changes, so that caches made before are rebuilt.
-MODS=mods3
+MODS=mods4
 export DEBIAN_FRONTEND=noninteractive
-kernels=("$@"); [ ${#kernels[@]} -eq 0 ] && kernels=(6.1 6.12)
+kernels=("$@"); [ ${#kernels[@]} -eq 0 ] && kernels=(5.10 6.1 6.12 6.12-arm64)
 mkdir -p "$VMCACHE"/{debs,k}
+hostarch=$(dpkg --print-architecture)
 
-need=()
-command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
+need=() arches=()
+for kv in "${kernels[@]}"; do
+	kspec "$kv" || exit 2
+	[[ " ${arches[*]} " == *" $karch "* ]] || arches+=("$karch")
+done
+for a in "${arches[@]}"; do
+	case $a in
+	amd64) command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86) ;;
+	arm64) command -v qemu-system-aarch64 >/dev/null || need+=(qemu-system-arm) ;;
+	esac
+done
 [ -x /bin/busybox ] && /bin/busybox --list | grep -qx ip || need+=(busybox-static)
 command -v cpio >/dev/null || need+=(cpio)
 command -v xz >/dev/null || need+=(xz-utils)
@@ -38,75 +60,155 @@ mirror() {
 		/etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null | head -n 1
 }
 
-# aptopts SUITE: apt options reading only SUITE of the host's mirror, with lists and
-# cache under $VMCACHE/apt-SUITE.
+# aptopts SUITE ARCH: apt options reading only SUITE of the host's mirror, for
+# ARCH only (as the native architecture: names need no :ARCH), with lists and
+# cache under $VMCACHE/apt-SUITE (amd64) or apt-SUITE-ARCH.
 aptopts() {
 	local d="$VMCACHE/apt-$1" uri
+	[ "$2" = amd64 ] || d=$d-$2
 	uri=$(mirror)
 	[ -n "$uri" ] || { echo "setup: no Debian mirror in this machine's apt sources" >&2; exit 1; }
 	mkdir -p "$d"/{lists/partial,cache/archives/partial,etc/sources.list.d,etc/preferences.d}
 	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri $1 main" >"$d/etc/sources.list"
 	echo -o APT::Sandbox::User=root -o Dir::Etc::SourceList="$d/etc/sources.list" -o Dir::Etc::SourceParts="$d/etc/sources.list.d" \
 		-o Dir::State::Lists="$d/lists" -o Dir::Cache="$d/cache" \
-		-o Dir::Etc::Preferences="$d/etc/preferences" -o Dir::Etc::PreferencesParts="$d/etc/preferences.d"
+		-o Dir::Etc::Preferences="$d/etc/preferences" -o Dir::Etc::PreferencesParts="$d/etc/preferences.d" \
+		-o APT::Architecture="$2" -o APT::Architectures::="$2"
+}
+
+# kdeps OPTS PKG: the kernel packages PKG depends on (directly): linux-image-N*,
+# linux-binary-N*, linux-modules-N*, linux-base-N* (N a digit).
+kdeps() {
+	# shellcheck disable=SC2086
+	apt-cache $1 depends "$2" | awk '$1 ~ /Depends:$/ && $2 ~ /^linux-(image|binary|modules|base)-[0-9]/ {print $2}' | sort -u
+}
+
+# download OPTS PKG...: PKG's .debs (the suite's versions) into $VMCACHE/debs;
+# prints their paths.
+download() {
+	local opts=$1 p v f
+	shift
+	# shellcheck disable=SC2086
+	(cd "$VMCACHE/debs" && apt-get $opts download "$@" 2>&1 | grep -v unsandboxed || true) >&2
+	for p in "$@"; do
+		# shellcheck disable=SC2086
+		v=$(apt-cache $opts show --no-all-versions "$p" | awk '/^Version:/ {print $2; exit}')
+		f=$(ls "$VMCACHE/debs/${p}_${v//:/%3a}_"*.deb 2>/dev/null | head -n 1) || true
+		[ -n "$f" ] || { echo "setup: apt-get download $p ($v) left no .deb in $VMCACHE/debs" >&2; exit 1; }
+		echo "$f"
+	done
+}
+
+# unpackmod SRC DEST: a module file, decompressed.
+unpackmod() {
+	case $1 in
+	*.xz) xz -dc "$1" >"$2" ;;
+	*.zst) zstd -qdc "$1" >"$2" ;;
+	*.gz) gzip -dc "$1" >"$2" ;;
+	*) cp "$1" "$2" ;;
+	esac
 }
 
 for kv in "${kernels[@]}"; do
-	case $kv in
-	6.1) suite=bookworm ;;
-	6.12) suite=bookworm-backports ;;
-	*) echo "setup: unknown kernel $kv (6.1 or 6.12)" >&2; exit 2 ;;
-	esac
-	if [ -e "$VMCACHE/kernel-$kv" ] && [ -e "$VMCACHE/$MODS-$kv.cpio.gz" ]; then
-		echo "setup: kernel $kv cached: $(cat "$VMCACHE/kernel-$kv.version")"
+	kspec "$kv"
+	if [ -e "$VMCACHE/vmlinuz-$kkey" ] && [ -e "$VMCACHE/$MODS-$kkey.cpio.gz" ]; then
+		echo "setup: kernel $kv cached: $(cat "$VMCACHE/kernel-$kkey.version")"
 		continue
 	fi
-	opts=$(aptopts $suite)
+	opts=$(aptopts "$ksuite" "$karch")
 	# shellcheck disable=SC2086
 	apt-get $opts update -qq
+	pkg=$(kdeps "$opts" "linux-image-$karch" | grep '^linux-image-' | head -n 1) || true
+	[ -n "$pkg" ] || { echo "setup: no linux-image-$karch (depending on a linux-image-N...) in $ksuite" >&2; exit 1; }
 	# shellcheck disable=SC2086
-	pkg=$(apt-cache $opts depends linux-image-amd64 | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
-	# shellcheck disable=SC2086
-	ver=$(apt-cache $opts show "$pkg" | awk '/^Version:/ {print $2; exit}')
-	[ -n "$pkg" ] && [ -n "$ver" ] || { echo "setup: no linux-image-amd64 in $suite" >&2; exit 1; }
+	ver=$(apt-cache $opts show --no-all-versions "$pkg" | awk '/^Version:/ {print $2; exit}')
 	dir="$VMCACHE/k/$pkg"
-	if [ ! -d "$dir/boot" ]; then
-		# shellcheck disable=SC2086
-		(cd "$VMCACHE/debs" && apt-get $opts download "$pkg" 2>&1 | grep -v unsandboxed || true)
-		dpkg -x "$VMCACHE/debs/${pkg}_"*.deb "$dir"
+	if [ ! -e "$dir/.unpacked" ]; then
+		# The image and, one level down, the packages it is split into.
+		mapfile -t pkgs < <({ echo "$pkg"; kdeps "$opts" "$pkg"; } | sort -u)
+		echo "setup: kernel $kv: ${pkgs[*]} ($ksuite, $karch)"
+		mapfile -t debs < <(download "$opts" "${pkgs[@]}")
+		[ ${#debs[@]} -eq ${#pkgs[@]} ] || { echo "setup: kernel $kv: not every package was downloaded" >&2; exit 1; }
+		rm -rf "$dir"
+		for f in "${debs[@]}"; do dpkg -x "$f" "$dir"; done
+		touch "$dir/.unpacked"
 	fi
-	krel=$(ls "$dir/lib/modules")
-	# Modules /init loads, in the order of their names here (it loads the
-	# files in name order): veth, for cases across two network namespaces;
-	# nf_tables and what it needs, for netfilter hooks (vmtool nft); 8021q
-	# and what it needs, for VLAN devices.
-	m=$(mktemp -d "$VMCACHE/mods.XXXX")
-	mkdir -p "$m/lib/modules/$krel/extra"
-	for ko in 1-crc32c_generic:crypto/crc32c_generic 2-libcrc32c:lib/libcrc32c 3-nfnetlink:net/netfilter/nfnetlink \
-		4-nf_tables:net/netfilter/nf_tables 5-llc:net/llc/llc 6-stp:net/802/stp 7-garp:net/802/garp \
-		8-mrp:net/802/mrp 9-8021q:net/8021q/8021q veth:drivers/net/veth; do
-		name=${ko%%:*} ko=${ko#*:}
-		f=$(ls "$dir/lib/modules/$krel/kernel/$ko".ko* 2>/dev/null | head -n 1) || true
-		[ -n "$f" ] || continue
-		case $f in
-		*.xz) xz -dc "$f" >"$m/lib/modules/$krel/extra/$name.ko" ;;
-		*.zst) zstd -qdc "$f" >"$m/lib/modules/$krel/extra/$name.ko" ;;
-		*) cp "$f" "$m/lib/modules/$krel/extra/$name.ko" ;;
-		esac
+	# The kernel and its modules: /boot/vmlinuz-KREL and /lib/modules/KREL
+	# (bookworm and before), or /usr/lib/modules/KREL/vmlinuz (sid's split
+	# packages).
+	mdir=""
+	for d in "$dir/lib/modules" "$dir/usr/lib/modules"; do
+		[ -d "$d" ] && [ -n "$(ls "$d")" ] && mdir=$d && break
 	done
-	(cd "$m" && find . | cpio -o -H newc --quiet | gzip -1) >"$VMCACHE/$MODS-$kv.cpio.gz"
+	[ -n "$mdir" ] || { echo "setup: no lib/modules or usr/lib/modules in $dir" >&2; exit 1; }
+	krel=$(ls "$mdir" | head -n 1)
+	vmlinuz=$(ls "$dir/boot/vmlinu"[xz]-* "$mdir/$krel/vmlinu"[xz] 2>/dev/null | head -n 1) || true
+	[ -n "$vmlinuz" ] || { echo "setup: no vmlinuz in $dir (boot/ or $mdir/$krel/)" >&2; exit 1; }
+	# Modules /init loads, in the order of their names (it loads the files in
+	# name order), each after those it depends on (its modinfo's depends=):
+	# veth, for cases across two network namespaces; nf_tables, for netfilter
+	# hooks (vmtool nft), with libcrc32c and the crc32c it asks the crypto API
+	# for; 8021q, for VLAN devices. Those built into this kernel are not files
+	# here, and are left out.
+	declare -A kpath=() seen=()
+	while IFS= read -r f; do
+		b=${f##*/} b=${b%%.ko*}
+		kpath[${b//-/_}]=$f
+	done < <(find "$mdir/$krel/kernel" -name '*.ko*')
+	m=$(mktemp -d "$VMCACHE/mods.XXXX")
+	# want DIR NAME: NAME into DIR after what it depends on, numbered in order.
+	want() {
+		local n=${2//-/_} f d
+		[ -z "${seen[$n]:-}" ] || return 0
+		seen[$n]=1
+		f=${kpath[$n]:-}
+		[ -n "$f" ] || return 0
+		unpackmod "$f" "$m/$n.ko"
+		for d in $(tr '\0' '\n' <"$m/$n.ko" | sed -n 's/^depends=//p' | tr , ' '); do want "$1" "$d"; done
+		nmod=$((nmod + 1))
+		mkdir -p "$1"
+		mv "$m/$n.ko" "$1/$(printf %02d $nmod)-$n.ko"
+	}
+	nmod=0
+	for n in crc32c_generic libcrc32c nf_tables 8021q veth; do want "$m/lib/modules/$krel/extra" $n; done
+	# The results channel where it is a virtio console (/dev/hvc0: arm64, or
+	# VM_OUT=hvc): /init loads these first, those that are modules here.
+	seen=() nmod=0
+	for n in virtio_pci virtio_console; do want "$m/lib/modules/$krel/virtio" $n; done
+	(cd "$m" && find . | cpio -o -H newc --quiet | gzip -1) >"$VMCACHE/$MODS-$kkey.cpio.gz"
 	rm -rf "$m"
-	ln -sfn "$dir" "$VMCACHE/kernel-$kv"
-	echo "$pkg $ver" >"$VMCACHE/kernel-$kv.version"
-	echo "setup: kernel $kv = $pkg $ver ($krel)"
+	ln -sfn "$dir" "$VMCACHE/kernel-$kkey"
+	ln -sfn "$vmlinuz" "$VMCACHE/vmlinuz-$kkey"
+	echo "$pkg $ver" >"$VMCACHE/kernel-$kkey.version"
+	echo "setup: kernel $kv = $pkg $ver ($krel, $karch)"
 done
 
-# The base of every initramfs: busybox and its directories.
-if [ ! -e "$VMCACHE/base.cpio.gz" ]; then
+# The base of every initramfs of an architecture: its busybox and the
+# directories. The host's architecture takes the host's /bin/busybox
+# (busybox-static); another takes busybox-static of that architecture from the
+# host's own release.
+for a in "${arches[@]}"; do
+	[ ! -e "$VMCACHE/base-$a.cpio.gz" ] || continue
 	r=$(mktemp -d "$VMCACHE/root.XXXX")
 	mkdir -p "$r"/{bin,sbin,usr/bin,usr/sbin,usr/local/bin,proc,sys,dev,tmp,run,root,vm,etc}
-	cp /bin/busybox "$r/bin/busybox"
+	if [ "$a" = "$hostarch" ]; then
+		cp /bin/busybox "$r/bin/busybox"
+	else
+		rel=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+		[ -n "$rel" ] || { echo "setup: no VERSION_CODENAME in /etc/os-release: no suite for busybox-static:$a" >&2; exit 1; }
+		opts=$(aptopts "$rel" "$a")
+		# shellcheck disable=SC2086
+		apt-get $opts update -qq
+		deb=$(download "$opts" busybox-static)
+		x=$(mktemp -d "$VMCACHE/bb.XXXX")
+		dpkg -x "$deb" "$x"
+		bb=$(ls "$x/bin/busybox" "$x/usr/bin/busybox" 2>/dev/null | head -n 1) || true
+		[ -n "$bb" ] || { echo "setup: no busybox in $deb" >&2; exit 1; }
+		cp "$bb" "$r/bin/busybox"
+		rm -rf "$x"
+	fi
 	echo "root:x:0:0:root:/root:/bin/sh" >"$r/etc/passwd"
-	(cd "$r" && find . | cpio -o -H newc --quiet | gzip -1) >"$VMCACHE/base.cpio.gz"
+	(cd "$r" && find . | cpio -o -H newc --quiet | gzip -1) >"$VMCACHE/base-$a.cpio.gz"
 	rm -rf "$r"
-fi
+	echo "setup: busybox for $a: $VMCACHE/base-$a.cpio.gz"
+done

@@ -55,7 +55,6 @@ func countLines(path string) int {
 }
 
 const (
-	sysBPF           = 321 // x86-64
 	bpfProgGetNextID = 11
 	bpfMapGetNextID  = 12
 	bpfLinkGetNextID = 31
