@@ -90,6 +90,11 @@ type SkbTarget struct {
 	Return bool
 	NArgs  int
 	Ret    RetClass
+	// fn is the one function a kprobe or kretprobe glob's program is for,
+	// where the glob compiles to a program per function; shared says the
+	// program is for many (compileGlob).
+	fn     string
+	shared bool
 }
 
 // Options configure code generation.
@@ -126,6 +131,14 @@ type Options struct {
 	// capture() to read a non-linear skb's paged fragments; with PageMul
 	// 0 it captures the linear part only.
 	PageMul, PageOff uint64
+	// Arch is the GOARCH of the kernel the programs are for: kprobes read
+	// its struct pt_regs. "" is this binary's.
+	Arch string
+	// NoFuncIPHelper says the kernel lacks bpf_get_func_ip (Linux 5.15
+	// and later have it): programs for one function take its address
+	// from Ksym, kprobe programs shared by many functions the instruction
+	// pointer, and their return programs the one their entry kept.
+	NoFuncIPHelper bool
 }
 
 // SkbArgs are the argument positions skb: programs are generated for when
@@ -150,7 +163,8 @@ type Output struct {
 func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 	out := &Output{Maps: map[string]*ebpf.MapSpec{}, Lhist: map[string][3]int64{}}
 	ms := &mapSet{info: info, specs: out.Maps, cpus: opts.CPUs, perf: opts.PerfEvents, eventsBytes: opts.EventsBytes, track: usesTrack(info),
-		snaplen: min(cmp.Or(opts.Snaplen, DefaultSnaplen), MaxSnaplen), pageMul: opts.PageMul, pageOff: opts.PageOff}
+		snaplen: min(cmp.Or(opts.Snaplen, DefaultSnaplen), MaxSnaplen), pageMul: opts.PageMul, pageOff: opts.PageOff,
+		arch: opts.Arch, noFuncIP: opts.NoFuncIPHelper}
 	if ms.perf {
 		// A perf record's size is 16 bits.
 		ms.snaplen = min(ms.snaplen, maxPerfSnaplen)
@@ -283,24 +297,19 @@ type gen struct {
 	// mapOf names the map an aggregation call is assigned to.
 	mapOf map[*lang.CallExpr]string
 	// entrySkb and entryTime are the slots of the skb and the time an
-	// skbret: program took from its function's entry (0 elsewhere).
-	entrySkb, entryTime int16
+	// skbret: program took from its function's entry (0 elsewhere);
+	// entryFunc that of the function's address, where the entry kept it
+	// (stashFunc).
+	entrySkb, entryTime, entryFunc int16
+	// funcAddr is the address of the one function the program traces, 0
+	// where it traces many or the address is unknown.
+	funcAddr uint64
 }
 
 // hasSkb reports whether the program knows an skb: an skb: or skbret:
 // program, or a probe with an skb argument.
 func (g *gen) hasSkb() bool {
 	return g.skbArg >= 0 || g.entrySkb != 0 || (g.spec != nil && g.spec.SkbParam >= 0)
-}
-
-// funcIP puts the traced function's address in R0. A tp_btf program has no
-// trampoline for bpf_get_func_ip; there it is the tracepoint's address.
-func (g *gen) funcIP() {
-	if g.target.Name != "" && !g.target.Fentry {
-		g.emit(asm.LoadImm(asm.R0, int64(g.target.FuncAddr), asm.DWord))
-		return
-	}
-	g.emit(asm.Mov.Reg(asm.R1, asm.R9), asm.FnGetFuncIp.Call())
 }
 
 func (g *gen) emit(ins ...asm.Instruction) { g.insns = append(g.insns, ins...) }
@@ -343,6 +352,7 @@ func (e *tooManyMapsError) Error() string {
 func compileProbeWith(noOne bool, info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec *check.SpecInfo, name string, tg SkbTarget, ksym func(string) uint64) (*Program, error) {
 	g := &gen{noOne: noOne, info: info, maps: ms, out: out, probe: p, spec: spec, vars: map[string]int16{}, skbArg: tg.SkbArg, target: tg, mapOf: map[*lang.CallExpr]string{}, ksym: ksym}
 	g.vs.g = g
+	g.funcAddr = oneFuncAddr(spec.Spec.Kind, spec, tg, ksym)
 	ps := &ebpf.ProgramSpec{Name: name, License: "GPL"}
 	switch spec.Spec.Kind {
 	case lang.ProbeTracepoint:

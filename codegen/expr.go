@@ -11,35 +11,41 @@ import (
 	"github.com/skbtrace/skbtrace/stdlib"
 )
 
-// x86-64 struct pt_regs offsets of the first six arguments (di, si, dx,
-// cx, r8, r9), of the return value (ax) and of the stack pointer.
-var ptRegsArg = []int16{112, 104, 96, 88, 72, 64}
-
-const (
-	ptRegsRet = 80
-	ptRegsSP  = 152
-)
-
 // loadArg loads argument i (from 0) of the traced function into dst. In a
-// kprobe, the arguments past the sixth are on the stack: at the function's
-// entry sp points to the return address, and argument i is 8*(i-5) bytes
-// above it.
+// kprobe, the arguments past those in registers are on the stack, above
+// the stack pointer at the function's entry (past the return address on
+// x86-64).
 func (g *gen) loadArg(dst asm.Register, i int) error {
 	if g.ctx == ctxRegs {
-		if i < len(ptRegsArg) {
-			g.emit(asm.LoadMem(dst, asm.R9, ptRegsArg[i], asm.DWord))
+		regs, err := g.maps.kprobeRegs()
+		if err != nil {
+			return err
+		}
+		if i < len(regs.args) {
+			g.emit(asm.LoadMem(dst, asm.R9, regs.args[i], asm.DWord))
 			return nil
 		}
 		slot, err := g.readScratch()
 		if err != nil {
 			return err
 		}
-		g.emit(asm.LoadMem(asm.R3, asm.R9, ptRegsSP, asm.DWord), asm.Add.Imm(asm.R3, int32(8*(i-len(ptRegsArg)+1))))
+		g.emit(asm.LoadMem(asm.R3, asm.R9, regs.sp, asm.DWord), asm.Add.Imm(asm.R3, regs.stackArg+int32(8*(i-len(regs.args)))))
 		g.probeRead(slot, 8)
 		g.emit(asm.LoadMem(dst, asm.RFP, slot, asm.DWord))
 		return nil
 	}
 	g.emit(asm.LoadMem(dst, asm.R9, int16(8*i), asm.DWord))
+	return nil
+}
+
+// loadRet loads a kprobe's return value (the register the architecture
+// returns it in) into dst.
+func (g *gen) loadRet(dst asm.Register) error {
+	regs, err := g.maps.kprobeRegs()
+	if err != nil {
+		return err
+	}
+	g.emit(asm.LoadMem(dst, asm.R9, regs.ret, asm.DWord))
 	return nil
 }
 
@@ -332,12 +338,16 @@ func (g *gen) context(e *lang.Ident, f *stdlib.Field) error {
 		)
 	case "retval":
 		if g.target.Return {
-			g.skbRetval()
+			if err := g.skbRetval(); err != nil {
+				return err
+			}
 			g.fit(asm.R0, g.info.Types[e])
 			break
 		}
 		if g.ctx == ctxRegs {
-			g.emit(asm.LoadMem(asm.R0, asm.R9, ptRegsRet, asm.DWord))
+			if err := g.loadRet(asm.R0); err != nil {
+				return err
+			}
 		} else {
 			// fexit: the return value follows the arguments.
 			g.emit(asm.LoadMem(asm.R0, asm.R9, int16(8*len(g.spec.Params)), asm.DWord))

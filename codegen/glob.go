@@ -40,6 +40,10 @@ func compileGlob(s *lang.Script, info *check.Info, ms *mapSet, out *Output, p *l
 	type shape struct {
 		skb, reason int
 		ret         string
+		// fn splits a kretprobe glob into a program per function where
+		// the kernel lacks bpf_get_func_ip: at a return nothing else
+		// says which function it was.
+		fn string
 	}
 	var order []shape
 	groups := map[shape][]*check.SpecInfo{}
@@ -56,6 +60,9 @@ func compileGlob(s *lang.Script, info *check.Info, ms *mapSet, out *Output, p *l
 			if f.RetVoid {
 				k.ret = "void"
 			}
+			if ms.noFuncIP {
+				k.fn = f.Func
+			}
 		}
 		if groups[k] == nil {
 			order = append(order, k)
@@ -64,7 +71,8 @@ func compileGlob(s *lang.Script, info *check.Info, ms *mapSet, out *Output, p *l
 	}
 	for i, k := range order {
 		fs := groups[k]
-		prog, err := compileProbe(info, ms, out, p, fs[0], fmt.Sprintf("%s_g%d", name, i), SkbTarget{SkbArg: -1}, ksym)
+		tg := SkbTarget{SkbArg: -1, fn: k.fn, shared: k.fn == ""}
+		prog, err := compileProbe(info, ms, out, p, fs[0], fmt.Sprintf("%s_g%d", name, i), tg, ksym)
 		if err != nil {
 			return nil, positioned(s, spec, err)
 		}

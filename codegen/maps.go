@@ -32,7 +32,15 @@ type mapSet struct {
 	// pageMul and pageOff turn a struct page pointer into its bytes'
 	// address (Options.PageMul); 0: fragments are not read.
 	pageMul, pageOff uint64
+	// arch is the GOARCH whose struct pt_regs kprobes read ("" is this
+	// binary's); noFuncIP says the kernel lacks bpf_get_func_ip
+	// (Options.NoFuncIPHelper).
+	arch     string
+	noFuncIP bool
 }
+
+// kprobeRegs is the struct pt_regs layout kprobe programs read.
+func (ms *mapSet) kprobeRegs() (*regsLayout, error) { return archRegs(ms.arch) }
 
 // MapName is the eBPF name of a script map (`@` alone is "at").
 func MapName(name string) string {

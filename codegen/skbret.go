@@ -28,25 +28,49 @@ const EntryMap = "skbret_entry"
 // attach). entryDepth is how deep a function's calls nest on one task and
 // are still paired: each entry's value is a count, then entryDepth frames
 // of the skb and the time.
+// A frame is the skb and the time, and where the kernel lacks
+// bpf_get_func_ip, the function's address (stashFunc).
 const (
-	entryMapSize  = 16384
-	entryDepth    = 8
-	entryValue    = 8 + 16*entryDepth
-	entryFrameSkb = 8
-	entryFrameNs  = 16
+	entryMapSize   = 16384
+	entryDepth     = 8
+	entryFrameSkb  = 8
+	entryFrameNs   = 16
+	entryFrameFunc = 24
 )
+
+// entryFrame is the size of a frame in EntryMap's values, and entryValue
+// that of a value: a count, then entryDepth frames.
+func (ms *mapSet) entryFrame() int32 {
+	if ms.noFuncIP {
+		return 24
+	}
+	return 16
+}
+
+func (ms *mapSet) entryValue() int { return 8 + int(ms.entryFrame())*entryDepth }
+
+// frameAt turns the frame index in r into its offset in the value.
+func (g *gen) frameAt(r asm.Register) {
+	if f := g.maps.entryFrame(); f == 16 {
+		g.emit(asm.LSh.Imm(r, 4))
+	} else {
+		g.emit(asm.Mul.Imm(r, f))
+	}
+}
 
 // HelperEntry marks the entry programs skbret: probes add.
 const HelperEntry = "entry"
 
 func (ms *mapSet) entryMap() {
 	if _, ok := ms.specs[EntryMap]; !ok {
-		ms.specs[EntryMap] = &ebpf.MapSpec{Name: EntryMap, Type: ebpf.LRUHash, KeySize: 16, ValueSize: entryValue, MaxEntries: entryMapSize}
+		ms.specs[EntryMap] = &ebpf.MapSpec{Name: EntryMap, Type: ebpf.LRUHash, KeySize: 16, ValueSize: uint32(ms.entryValue()), MaxEntries: entryMapSize}
 	}
 }
 
 // entryKey writes the 16-byte EntryMap key at key: the thread id, or the
-// CPU with bit 32 set where the thread id is 0, then the function address.
+// CPU with bit 32 set where the thread id is 0, then the function address
+// (0 where the frames keep it: the calls on a task return in the reverse
+// order of their entries).
 func (g *gen) entryKey(key int16) {
 	task := g.label("task")
 	g.emit(
@@ -59,6 +83,10 @@ func (g *gen) entryKey(key int16) {
 		asm.Or.Reg(asm.R0, asm.R1),
 	)
 	g.emit(asm.StoreMem(asm.RFP, key, asm.R0, asm.DWord).WithSymbol(task))
+	if g.stashFunc() {
+		g.emit(storeImm64(key+8, 0))
+		return
+	}
 	g.funcIP()
 	g.emit(asm.StoreMem(asm.RFP, key+8, asm.R0, asm.DWord))
 }
@@ -71,12 +99,20 @@ func (g *gen) returnPrologue() error {
 	if err != nil {
 		return err
 	}
+	stash := g.stashFunc()
 	slot, err := g.frame.keep(16)
 	if err != nil {
 		return err
 	}
 	g.entrySkb, g.entryTime = slot, slot+8
 	g.entryKey(key)
+	if stash {
+		// The function, kept in the frame: after the key, which is made
+		// with funcIP.
+		if g.entryFunc, err = g.frame.keep(8); err != nil {
+			return err
+		}
+	}
 	g.lookup(EntryMap, key)
 	// Pop the innermost frame: count-1, read where it was kept.
 	g.emit(
@@ -86,26 +122,36 @@ func (g *gen) returnPrologue() error {
 		asm.Sub.Imm(asm.R1, 1),
 		asm.StoreMem(asm.R0, 0, asm.R1, asm.Word),
 		asm.JGE.Imm(asm.R1, entryDepth, exitLabel),
-		asm.LSh.Imm(asm.R1, 4),
+	)
+	g.frameAt(asm.R1)
+	g.emit(
 		asm.Add.Reg(asm.R0, asm.R1),
 		asm.LoadMem(asm.R1, asm.R0, entryFrameSkb, asm.DWord),
 		asm.StoreMem(asm.RFP, g.entrySkb, asm.R1, asm.DWord),
 		asm.LoadMem(asm.R1, asm.R0, entryFrameNs, asm.DWord),
 		asm.StoreMem(asm.RFP, g.entryTime, asm.R1, asm.DWord),
 	)
+	if stash {
+		g.emit(
+			asm.LoadMem(asm.R1, asm.R0, entryFrameFunc, asm.DWord),
+			asm.StoreMem(asm.RFP, g.entryFunc, asm.R1, asm.DWord),
+		)
+	}
 	return nil
 }
 
 // retval reads the return value into R0, as the function's class says:
 // sign- or zero-extended from its width; 0 for void.
-func (g *gen) skbRetval() {
+func (g *gen) skbRetval() error {
 	tg := g.target
 	if tg.Ret.Size == 0 {
 		g.emit(asm.Mov.Imm(asm.R0, 0))
-		return
+		return nil
 	}
 	if g.ctx == ctxRegs {
-		g.emit(asm.LoadMem(asm.R0, asm.R9, ptRegsRet, asm.DWord))
+		if err := g.loadRet(asm.R0); err != nil {
+			return err
+		}
 	} else {
 		g.emit(asm.LoadMem(asm.R0, asm.R9, int16(8*tg.NArgs), asm.DWord))
 	}
@@ -118,14 +164,18 @@ func (g *gen) skbRetval() {
 			g.emit(asm.RSh.Imm(asm.R0, shift))
 		}
 	}
+	return nil
 }
 
 // compileEntry generates an entry program: for the kprobe form, one per
 // skb position, attached to every function of the skbret: globs whose skb
 // is there; with fentry, one per function.
-func compileEntry(ms *mapSet, tg SkbTarget, name string) (*Program, error) {
+func compileEntry(ms *mapSet, tg SkbTarget, name string, ksym func(string) uint64) (*Program, error) {
 	ms.entryMap()
 	g := &gen{maps: ms, skbArg: tg.SkbArg, target: tg, vars: map[string]int16{}}
+	if tg.Fentry && ksym != nil {
+		g.funcAddr = ksym(tg.Name)
+	}
 	g.vs.g = g
 	ps := &ebpf.ProgramSpec{Name: name, License: "GPL", Type: ebpf.Kprobe}
 	g.ctx = ctxRegs
@@ -141,7 +191,7 @@ func compileEntry(ms *mapSet, tg SkbTarget, name string) (*Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	val, err := g.frame.keep(entryValue)
+	val, err := g.frame.keep(ms.entryValue())
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +204,7 @@ func compileEntry(ms *mapSet, tg SkbTarget, name string) (*Program, error) {
 	// The task's frames for this function, created empty the first time.
 	g.lookup(EntryMap, key)
 	g.emit(asm.JNE.Imm(asm.R0, 0, "have"))
-	for off := 0; off < entryValue; off += 8 {
+	for off := 0; off < ms.entryValue(); off += 8 {
 		g.emit(zero8(val + int16(off))...)
 	}
 	g.update(EntryMap, key, val)
@@ -167,12 +217,21 @@ func compileEntry(ms *mapSet, tg SkbTarget, name string) (*Program, error) {
 		asm.JGE.Imm(asm.R7, entryDepth, "count"),
 		asm.FnKtimeGetNs.Call(),
 		asm.Mov.Reg(asm.R1, asm.R7),
-		asm.LSh.Imm(asm.R1, 4),
+	)
+	g.frameAt(asm.R1)
+	g.emit(
 		asm.Mov.Reg(asm.R2, asm.R6),
 		asm.Add.Reg(asm.R2, asm.R1),
 		asm.StoreMem(asm.R2, entryFrameNs, asm.R0, asm.DWord),
 		asm.LoadMem(asm.R1, asm.RFP, skb, asm.DWord),
 		asm.StoreMem(asm.R2, entryFrameSkb, asm.R1, asm.DWord),
+	)
+	if g.stashFunc() {
+		g.emit(asm.Mov.Reg(asm.R8, asm.R2))
+		g.funcIP()
+		g.emit(asm.StoreMem(asm.R8, entryFrameFunc, asm.R0, asm.DWord))
+	}
+	g.emit(
 		asm.Add.Imm(asm.R7, 1).WithSymbol("count"),
 		asm.StoreMem(asm.R6, 0, asm.R7, asm.Word),
 	)
@@ -210,7 +269,7 @@ func entryPrograms(s *lang.Script, ms *mapSet, out *Output, opts Options) error 
 		if tg.Fentry {
 			name = fmt.Sprintf("entry_fn%d", i)
 		}
-		p, err := compileEntry(ms, tg, name)
+		p, err := compileEntry(ms, tg, name, opts.Ksym)
 		if err != nil {
 			return err
 		}

@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	goruntime "runtime"
@@ -14,27 +13,29 @@ import (
 )
 
 // pageVirtSize is the size of the kmalloc PageVirt provokes: more than a
-// slab serves, so that it is a whole allocation of pages.
-const pageVirtSize = 16384
+// slab serves (two pages, with SLUB), so that it is a whole allocation of
+// pages; getxattr allocates at most 64 KiB.
+func pageVirtSize(pageSize int) int { return min(4*pageSize, 65536) }
 
 // PageVirt returns how this kernel turns a struct page pointer into the
-// address of the page's bytes in its direct map, as page_address() does on
-// x86-64: page_offset_base + (page - vmemmap_base) / sizeof(struct page)
-// * PAGE_SIZE, which, where sizeof(struct page) divides PAGE_SIZE (64
-// bytes on every production config), is page * mul + off. capture() reads
-// the paged fragments of a non-linear skb with it.
+// address of the page's bytes in its direct map, as page_address() does:
+// on x86-64 page_offset_base + (page - vmemmap_base) / sizeof(struct page)
+// * PAGE_SIZE, on arm64 PAGE_OFFSET + (page - VMEMMAP_START) /
+// sizeof(struct page) * PAGE_SIZE; where sizeof(struct page) divides
+// PAGE_SIZE (64 bytes on every production config), both are page * mul +
+// off. capture() reads the paged fragments of a non-linear skb with it.
 //
 // page_offset_base and vmemmap_base are data symbols: /proc/kallsyms lists
 // them only on CONFIG_KALLSYMS_ALL kernels, /proc/kcore is often not built,
 // and some kernels have neither kprobes nor fentry. So the pair is measured
-// with two raw tracepoints, on this thread only: a getxattr with a 16 KiB
-// buffer kmallocs it from whole pages, the kernel allocating the pages
+// with raw tracepoints, on this thread only: a getxattr with a buffer of
+// four pages kmallocs it from whole pages, the kernel allocating the pages
 // (kmem:mm_page_alloc, the struct page) and then reporting the kmalloc
-// (kmem:kmalloc, the address); off = address - page * mul.
+// (kmem:kmalloc, the address; kmem:kmalloc_node before Linux 6.1, where
+// kvmalloc's large allocations report there); off = address - page * mul.
+// It needs no symbol and no architecture's constants: the same
+// measurement serves x86-64 and arm64.
 func PageVirt(spec *btf.Spec) (mul, off uint64, err error) {
-	if goruntime.GOARCH != "amd64" {
-		return 0, 0, fmt.Errorf("paged fragments are read on x86-64 only")
-	}
 	var page *btf.Struct
 	if err := spec.TypeByName("page", &page); err != nil {
 		return 0, 0, fmt.Errorf("this kernel's BTF has no struct page")
@@ -44,6 +45,7 @@ func PageVirt(spec *btf.Spec) (mul, off uint64, err error) {
 		return 0, 0, fmt.Errorf("sizeof(struct page) is %d bytes, not a divisor of the page size", page.Size)
 	}
 	mul = pageSize / uint64(page.Size)
+	size := pageVirtSize(int(pageSize))
 
 	goruntime.LockOSThread()
 	defer goruntime.UnlockOSThread()
@@ -53,13 +55,16 @@ func PageVirt(spec *btf.Spec) (mul, off uint64, err error) {
 		return 0, 0, err
 	}
 	defer pair.Close()
+	// mm_page_alloc: the order of four pages is 2.
 	for _, tp := range []struct {
 		name string
 		// The argument recorded, and one that must equal want.
 		arg, test int16
 		want      int32
 		at        int16
-	}{{"mm_page_alloc", 0, 1, 2, 0}, {"kmalloc", 1, 2, pageVirtSize, 8}} {
+		// optional tracepoints may be missing (kmalloc_node, gone in 6.1).
+		optional bool
+	}{{"mm_page_alloc", 0, 1, 2, 0, false}, {"kmalloc", 1, 2, int32(size), 8, false}, {"kmalloc_node", 1, 2, int32(size), 8, true}} {
 		prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: "page_virt", Type: ebpf.RawTracepoint, License: "GPL",
 			Instructions: recordInsns(pair, tid, tp.arg, tp.test, tp.want, tp.at)})
 		if err != nil {
@@ -67,12 +72,15 @@ func PageVirt(spec *btf.Spec) (mul, off uint64, err error) {
 		}
 		l, err := link.AttachRawTracepoint(link.RawTracepointOptions{Name: tp.name, Program: prog})
 		prog.Close()
+		if err != nil && tp.optional {
+			continue
+		}
 		if err != nil {
 			return 0, 0, fmt.Errorf("raw tracepoint %s: %w", tp.name, err)
 		}
 		defer l.Close()
 	}
-	buf := make([]byte, pageVirtSize)
+	buf := make([]byte, size)
 	for try := 0; try < 3; try++ {
 		unix.Getxattr("/", "user.skbtrace", buf)
 		var v [2]uint64
@@ -87,7 +95,7 @@ func PageVirt(spec *btf.Spec) (mul, off uint64, err error) {
 		}
 		return mul, v[1] - v[0]*mul, nil
 	}
-	return 0, 0, errors.New("getxattr's 16 KiB buffer was not seen allocated from pages")
+	return 0, 0, fmt.Errorf("getxattr's %d KiB buffer was not seen allocated from pages", size/1024)
 }
 
 // recordInsns is the program of PageVirt's raw tracepoints: on the thread
