@@ -121,6 +121,8 @@ boot() {
 	chmod 755 "$stage/init" "$stage/usr/local/bin/"*
 	# Scripts the cases run as files (bpftrace's tools): /vm/testdata.
 	cp -r "$HERE/testdata" "$stage/vm/testdata"
+	# The kernel's label (its -k spec), for vmtool env and scripts.
+	echo "$kv" >"$stage/vm/kernel"
 	if [ -n "$script" ]; then
 		cp "$script" "$stage/vm/main.sh"
 		[ ${#cases[@]} -eq 0 ] || cp -r "${cases[@]}" "$stage/vm/"

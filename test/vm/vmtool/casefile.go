@@ -16,7 +16,8 @@ import (
 // traces, how it ends, and what its output must be. The format, a directive a
 // line ("#" starts a comment):
 //
-//	kernels 6.1 6.12       the kernels it runs on (default: every kernel)
+//	kernels COND           the kernels it runs on (default: every kernel): 6.1 6.12,
+//	                       >=5.17, !arm64, kprobe-multi ... (see below)
 //	setup CMD              run before skbtrace starts (sh syntax); it must succeed
 //	run CMD                the skbtrace command line (sh syntax, one command)
 //	traffic CMD            sent once skbtrace says "tracing" (sh syntax)
@@ -34,12 +35,20 @@ import (
 //	attached GLOB          "N functions attached" (-v) is the length of `skbtrace -l GLOB`
 //	                       minus the functions skbtrace says it skipped
 //
-// An assertion may start with [KERNEL] to hold on that kernel only. After every
-// case the kernel's BPF objects, pinned files, kprobe events, kprobes and ftrace
-// entries must be back to what they were before it.
+// An assertion may start with [COND] to hold only on the kernels where COND
+// does, as "[6.12] stdout /x/ 1" (on the kernel run.sh calls 6.12) or
+// "[>=5.17,!arm64] exit 0". COND, and a kernels line's words, are the
+// conditions of cond.go: alternatives separated by blanks, each terms joined
+// by commas, each a label (the -k spec: 6.1, 6.12-arm64, trixie/arm64), a
+// version comparison with uname -r (>=5.17, <6.3, =6.1), an architecture
+// (amd64, arm64), a feature probed in the guest (kprobe-multi, kprobes,
+// drop-reasons) or btf:NAME (the kernel's BTF has NAME), maybe after ! (not).
+//
+// After every case the kernel's BPF objects, pinned files, kprobe events,
+// kprobes and ftrace entries must be back to what they were before it.
 type testCase struct {
 	Name    string
-	Kernels []string
+	Kernels *cond // nil: every kernel
 	Setup   string
 	Run     string
 	Traffic string
@@ -51,19 +60,19 @@ type testCase struct {
 
 // assert is one expectation about a finished run.
 type assert struct {
-	Line   int
-	Kernel string // empty: every kernel
-	Kind   string // exit, stdout, stderr, funcs, attached
-	Re     *regexp.Regexp
-	N      int
-	Funcs  []string
-	Glob   string
+	Line  int
+	Cond  *cond  // nil: every kernel
+	Kind  string // exit, stdout, stderr, funcs, attached
+	Re    *regexp.Regexp
+	N     int
+	Funcs []string
+	Glob  string
 }
 
 func (a assert) String() string {
 	k := ""
-	if a.Kernel != "" {
-		k = "[" + a.Kernel + "] "
+	if a.Cond != nil {
+		k = "[" + a.Cond.Text + "] "
 	}
 	switch a.Kind {
 	case "stdout", "stderr":
@@ -76,17 +85,9 @@ func (a assert) String() string {
 	return fmt.Sprintf("%s%s %d", k, a.Kind, a.N)
 }
 
-// runsOn reports whether the case runs on kernel kv.
-func (c *testCase) runsOn(kv string) bool {
-	if len(c.Kernels) == 0 {
-		return true
-	}
-	for _, k := range c.Kernels {
-		if k == kv {
-			return true
-		}
-	}
-	return false
+// runsOn reports whether the case runs on the kernel env describes.
+func (c *testCase) runsOn(env *kernelEnv) (bool, error) {
+	return c.Kernels.holds(env)
 }
 
 func parseCaseFile(path string) (*testCase, error) {
@@ -119,22 +120,30 @@ func parseCaseFile(path string) (*testCase, error) {
 }
 
 func (c *testCase) parseLine(ln int, line string) error {
-	kernel := ""
+	var kernel *cond
 	if strings.HasPrefix(line, "[") {
 		end := strings.Index(line, "]")
 		if end < 0 {
-			return fmt.Errorf("[KERNEL] not closed")
+			return fmt.Errorf("[COND] not closed")
 		}
-		kernel, line = line[1:end], strings.TrimSpace(line[end+1:])
+		k, err := parseCond(line[1:end])
+		if err != nil {
+			return err
+		}
+		kernel, line = k, strings.TrimSpace(line[end+1:])
 	}
 	word, rest, _ := strings.Cut(line, " ")
 	rest = strings.TrimSpace(rest)
-	if kernel != "" && !isAssertion(word) {
+	if kernel != nil && !isAssertion(word) {
 		return fmt.Errorf("[%s] applies to assertions only, not %q", kernel, word)
 	}
 	switch word {
 	case "kernels":
-		c.Kernels = strings.Fields(rest)
+		k, err := parseCond(rest)
+		if err != nil {
+			return fmt.Errorf("kernels: %w", err)
+		}
+		c.Kernels = k
 	case "setup":
 		c.Setup = rest
 	case "run":
@@ -164,13 +173,13 @@ func (c *testCase) parseLine(ln int, line string) error {
 		if err != nil {
 			return fmt.Errorf("exit %q: a number", rest)
 		}
-		c.Asserts = append(c.Asserts, assert{Line: ln, Kernel: kernel, Kind: word, N: n})
+		c.Asserts = append(c.Asserts, assert{Line: ln, Cond: kernel, Kind: word, N: n})
 	case "stdout", "stderr":
 		a, err := parseCounted(rest)
 		if err != nil {
 			return fmt.Errorf("%s: %w", word, err)
 		}
-		a.Line, a.Kernel, a.Kind = ln, kernel, word
+		a.Line, a.Cond, a.Kind = ln, kernel, word
 		c.Asserts = append(c.Asserts, a)
 	case "funcs":
 		f := strings.Fields(rest)
@@ -178,12 +187,12 @@ func (c *testCase) parseLine(ln int, line string) error {
 		if err != nil || len(f) < 2 {
 			return fmt.Errorf("funcs N FUNCTION...")
 		}
-		c.Asserts = append(c.Asserts, assert{Line: ln, Kernel: kernel, Kind: word, N: n, Funcs: f[1:]})
+		c.Asserts = append(c.Asserts, assert{Line: ln, Cond: kernel, Kind: word, N: n, Funcs: f[1:]})
 	case "attached":
 		if rest == "" {
 			return fmt.Errorf("attached GLOB")
 		}
-		c.Asserts = append(c.Asserts, assert{Line: ln, Kernel: kernel, Kind: word, Glob: rest})
+		c.Asserts = append(c.Asserts, assert{Line: ln, Cond: kernel, Kind: word, Glob: rest})
 	default:
 		return fmt.Errorf("unknown directive %q", word)
 	}

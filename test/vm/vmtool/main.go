@@ -3,7 +3,9 @@
 // It is static and uses only the standard library, so it runs in a guest that has
 // nothing but busybox.
 //
-//	vmtool run KERNEL CASE...     run case files on the kernel named KERNEL (6.1, 6.12)
+//	vmtool run KERNEL CASE...     run case files on this kernel, which run.sh calls KERNEL (its -k spec)
+//	vmtool env [KERNEL]           the environment case conditions are decided on (VMENV ...);
+//	                              KERNEL defaults to /vm/kernel (run.sh's -k spec)
 //	vmtool send [-mark M] [-n N] [-sport P] [-tcp] ADDR:PORT [PAYLOAD]
 //	                              UDP datagrams (or TCP connects) to ADDR:PORT, with SO_MARK
 //	vmtool tcp [-n N] [-sport P] [-send B] [-reply B] [-abort] ADDR:PORT
@@ -21,6 +23,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 )
 
 func main() {
@@ -44,6 +47,18 @@ func main() {
 		os.Exit(nft(args))
 	case "state":
 		fmt.Println(readKernelState())
+	case "env":
+		// run.sh writes the -k spec to /vm/kernel.
+		b, _ := os.ReadFile("/vm/kernel")
+		label := strings.TrimSpace(string(b))
+		if len(args) > 0 {
+			label = args[0]
+		}
+		env, err := guestEnv(label)
+		fmt.Println(env)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "vmtool: no BTF names: %v\n", err)
+		}
 	case "check":
 		rc := 0
 		for _, path := range args {
@@ -53,7 +68,11 @@ func main() {
 				rc = 1
 				continue
 			}
-			fmt.Printf("%s: %d assertions, kernels %v\n", c.Name, len(c.Asserts), c.Kernels)
+			k := "all"
+			if c.Kernels != nil {
+				k = c.Kernels.Text
+			}
+			fmt.Printf("%s: %d assertions, kernels %s\n", c.Name, len(c.Asserts), k)
 		}
 		os.Exit(rc)
 	case "recheck":
@@ -67,6 +86,6 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: vmtool run KERNEL CASE... | send [-mark M] [-n N] [-sport P] [-tcp] ADDR:PORT [PAYLOAD] | tcp ... | backlog ... | nft HOOK accept|drop | nft delete | state | check CASE...")
+	fmt.Fprintln(os.Stderr, "usage: vmtool run KERNEL CASE... | env [KERNEL] | send [-mark M] [-n N] [-sport P] [-tcp] ADDR:PORT [PAYLOAD] | tcp ... | backlog ... | nft HOOK accept|drop | nft delete | state | check CASE...")
 	os.Exit(2)
 }

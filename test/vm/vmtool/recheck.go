@@ -10,7 +10,10 @@ import (
 
 // recheck checks a case's assertions against the output a run printed for it
 // (run.sh's log), without a VM: for writing and fixing cases. The exit status
-// comes from the log too; "attached" assertions need the VM and are skipped.
+// comes from the log too, and the kernel's environment for the conditions from
+// its VMENV line (without one, only labels are known); "attached" assertions
+// and those whose condition needs what the log does not say (btf:NAME) need
+// the VM and are skipped.
 func recheck(w io.Writer, kv, casePath, logPath string) int {
 	c, err := parseCaseFile(casePath)
 	if err != nil {
@@ -24,11 +27,16 @@ func recheck(w io.Writer, kv, casePath, logPath string) int {
 	}
 	defer f.Close()
 	r, in := &run{Exit: -1}, false
+	env := &kernelEnv{Label: kv}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		l := sc.Text()
 		switch {
+		case strings.HasPrefix(l, "VMENV "):
+			if e, ok := parseEnvLine(l); ok && e.Label == kv {
+				env = e
+			}
 		case strings.HasPrefix(l, "=== RUN "):
 			in = l == fmt.Sprintf("=== RUN %s [%s]", c.Name, kv)
 		case !in:
@@ -42,7 +50,12 @@ func recheck(w io.Writer, kv, casePath, logPath string) int {
 	}
 	rc := 0
 	for _, a := range c.Asserts {
-		if (a.Kernel != "" && a.Kernel != kv) || a.Kind == "attached" {
+		on, err := a.Cond.holds(env)
+		if err != nil {
+			fmt.Fprintf(w, "skip  line %d: %v: %v\n", a.Line, a, err)
+			continue
+		}
+		if !on || a.Kind == "attached" {
 			continue
 		}
 		if why := r.check(a); why != "" {

@@ -228,7 +228,7 @@ func (r *run) checkAttached(glob string) string {
 }
 
 // report prints the run and the assertions' results; it returns whether all held.
-func (c *testCase) report(w io.Writer, kv string, r *run) bool {
+func (c *testCase) report(w io.Writer, env *kernelEnv, r *run) bool {
 	fmt.Fprintf(w, "$ %s\n", c.Run)
 	if c.Traffic != "" {
 		fmt.Fprintf(w, "traffic: %s\n", c.Traffic)
@@ -242,7 +242,13 @@ func (c *testCase) report(w io.Writer, kv string, r *run) bool {
 	ok := len(r.Problems) == 0
 	var results []string
 	for _, a := range c.Asserts {
-		if a.Kernel != "" && a.Kernel != kv {
+		on, err := a.Cond.holds(env)
+		if err != nil {
+			ok = false
+			results = append(results, fmt.Sprintf("FAIL  line %d: %v: %v", a.Line, a, err))
+			continue
+		}
+		if !on {
 			continue
 		}
 		if why := r.check(a); why != "" {
@@ -275,13 +281,20 @@ func (c *testCase) report(w io.Writer, kv string, r *run) bool {
 		fmt.Fprintln(w, s)
 	}
 	fmt.Fprintf(w, "TIMES case=%s kernel=%s tracing=%.2f stop=%.2f total=%.2f\n",
-		c.Name, kv, r.Tracing.Seconds(), r.Stop.Seconds(), r.Total.Seconds())
+		c.Name, env.Label, r.Tracing.Seconds(), r.Stop.Seconds(), r.Total.Seconds())
 	return ok
 }
 
-// runCases runs the case files that apply to kernel kv, one after another, and
-// prints each one's output and a summary; it returns the exit status.
+// runCases runs the case files that apply to the kernel it runs on, which
+// run.sh calls kv, one after another, and prints each one's output and a
+// summary; it returns the exit status. The first line is the kernel's
+// environment (kernelEnv.String), which conditions are decided on.
 func runCases(w io.Writer, kv string, paths []string) int {
+	env, err := guestEnv(kv)
+	fmt.Fprintln(w, env)
+	if err != nil {
+		fmt.Fprintf(w, "vmtool: no BTF names (no kprobe-multi, drop-reasons, btf:NAME): %v\n", err)
+	}
 	var passed, failed []string
 	for _, p := range paths {
 		c, err := parseCaseFile(p)
@@ -290,12 +303,19 @@ func runCases(w io.Writer, kv string, paths []string) int {
 			failed = append(failed, p)
 			continue
 		}
-		if !c.runsOn(kv) {
+		on, err := c.runsOn(env)
+		if err != nil {
+			fmt.Fprintf(w, "=== %s: kernels: %v\n--- FAIL %s [%s]\n", c.Name, err, c.Name, kv)
+			failed = append(failed, c.Name)
+			continue
+		}
+		if !on {
+			fmt.Fprintf(w, "--- SKIP %s [%s] (kernels %s)\n", c.Name, kv, c.Kernels)
 			continue
 		}
 		fmt.Fprintf(w, "=== RUN %s [%s]\n", c.Name, kv)
 		r := c.execute()
-		if c.report(w, kv, r) {
+		if c.report(w, env, r) {
 			fmt.Fprintf(w, "--- PASS %s [%s] (%.1fs)\n", c.Name, kv, r.Total.Seconds())
 			passed = append(passed, c.Name)
 		} else {
