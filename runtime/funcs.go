@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -176,4 +177,24 @@ func readProcFile(name string) ([]byte, error) {
 			return nil, err
 		}
 	}
+}
+
+// ModuleBTFMissing reports whether modules are loaded but the kernel gives
+// none of them BTF (Linux 5.11 added module BTF; CONFIG_DEBUG_INFO_BTF_MODULES
+// may be off): skb: probes then see vmlinux's functions only.
+func ModuleBTFMissing() bool {
+	mods, err := os.ReadFile("/proc/modules")
+	if err != nil || len(bytes.TrimSpace(mods)) == 0 {
+		return false
+	}
+	ents, err := os.ReadDir(btfDir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if e.Name() != "vmlinux" {
+			return false
+		}
+	}
+	return true
 }

@@ -255,6 +255,9 @@ func skbBackend(o options, script *lang.Script, whole func() (*btf.Spec, error),
 		}
 		fmt.Fprintf(stderr, "skbtrace: skb: probes attach with %s (%s)\n", backend, why)
 	}
+	if o.btfFile == "" && runtime.ModuleBTFMissing() {
+		fmt.Fprintln(stderr, "skbtrace: this kernel has no BTF for its modules (Linux 5.11 added it): skb: probes cover vmlinux's functions; kprobe:FN still traces a module's function")
+	}
 	opts := codegen.Options{SkbTargets: map[string][]codegen.SkbTarget{}}
 	fa := &runtime.FuncAttach{Backend: backend, Funcs: map[string][]runtime.SkbFunc{}}
 	for _, g := range slices.Sorted(maps.Keys(globs)) {

@@ -84,7 +84,7 @@ func session(ln net.Listener, d net.Dialer, sendN, replyN int, abort bool) error
 	}
 	defer server.Close()
 	server.SetDeadline(deadline)
-	if _, err := client.Write(make([]byte, sendN)); err != nil {
+	if _, err := client.Write(stream(sendN)); err != nil {
 		return fmt.Errorf("client write: %w", err)
 	}
 	if abort {
@@ -164,4 +164,14 @@ func backlog(args []string) int {
 		conns = append(conns, c)
 	}
 	return 0
+}
+
+// stream is what a client sends: streamByte's pattern, which pcapcheck
+// finds again in skbtrace's capture.
+func stream(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = streamByte(uint32(i))
+	}
+	return b
 }
