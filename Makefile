@@ -3,10 +3,18 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GO      ?= go
 PREFIX  ?= /usr/local
 
-.PHONY: build test vmtest fuzz bench install vet clean
+.PHONY: build build-arm64 test vmtest fuzz bench install vet clean
 
+# build writes ./skbtrace for this machine; with GOARCH set to another
+# architecture (make build GOARCH=arm64, or make build-arm64) it writes
+# ./skbtrace-GOARCH. Static either way (CGO_ENABLED=0).
+HOSTARCH := $(shell $(GO) env GOHOSTARCH)
+BIN      := $(if $(filter-out $(HOSTARCH),$(GOARCH)),skbtrace-$(GOARCH),skbtrace)
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o skbtrace ./cmd/skbtrace
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) ./cmd/skbtrace
+
+build-arm64:
+	$(MAKE) build GOARCH=arm64
 
 vet:
 	test -z "$$(gofmt -l $$(git ls-files '*.go'))"
@@ -18,14 +26,18 @@ vet:
 test: vet
 	$(GO) test -count=1 -p 1 ./...
 
-# vmtest boots stock Debian kernels (VMKERNELS: 6.1 from bookworm, 6.12 from
-# bookworm-backports) in QEMU, one VM per kernel, and runs test/vm/cases against
-# the static skbtrace: the kprobe-multi, fentry and kprobe backends that the
-# host's kernel may lack. Needs root and apt (the first run fetches the kernels
-# into ~/.cache/skbtrace-vm). One VM at a time on a machine: the lock.
-VMKERNELS ?= 6.1,6.12
-vmtest: build
-	flock /tmp/skbtrace-vm.lock test/vm/run.sh -k $(VMKERNELS) ./skbtrace
+# vmtest boots stock Debian kernels (VMKERNELS: 5.10 from bullseye, 6.1 from
+# bookworm, 6.12 from bookworm-backports, 6.12-arm64 from bookworm-backports in
+# qemu-system-aarch64; or any SUITE or SUITE/ARCH, see test/vm/kernels.sh) in
+# QEMU, one VM per kernel, and runs test/vm/cases against the static skbtrace
+# (./skbtrace-arm64 on arm64 kernels): the kprobe-multi, fentry and kprobe
+# backends that the host's kernel may lack. Needs root and apt (the first run
+# fetches the kernels into ~/.cache/skbtrace-vm). One VM at a time on a
+# machine: the lock.
+VMKERNELS ?= 5.10,6.1,6.12,6.12-arm64
+VMARM64   := $(findstring arm64,$(VMKERNELS))
+vmtest: build $(if $(VMARM64),build-arm64)
+	flock /tmp/skbtrace-vm.lock test/vm/run.sh -k $(VMKERNELS) $(if $(VMARM64),-a ./skbtrace-arm64) ./skbtrace
 
 fuzz:
 	$(GO) test ./check -run '^$$' -fuzz FuzzParseCheck -fuzztime 10m -fuzzminimizetime 3s -timeout 0
@@ -39,4 +51,4 @@ install: build
 	install -m 0755 skbtrace $(DESTDIR)$(PREFIX)/bin/skbtrace
 
 clean:
-	rm -f skbtrace
+	rm -f skbtrace skbtrace-amd64 skbtrace-arm64

@@ -10,9 +10,10 @@
 #       see kernels.sh
 #   -a  the static arm64 skbtrace for arm64 kernels (make build-arm64 writes
 #       ./skbtrace-arm64); without it, run.sh builds one from this tree
-#   -t  wall-clock limit of each VM in seconds (default 1200)
-#   -T  wall-clock limit of all the VMs together in seconds (default 2400): a VM
-#       gets no more than what is left of it
+#   -t  wall-clock limit of each VM in seconds (default 900)
+#   -T  wall-clock limit of the whole run in seconds (default 2400: CI gives the
+#       VM suite 45 minutes), setup and builds included: a VM gets no more than
+#       what is left of it, and one whose turn comes after it is not booted
 #   -s  run the shell SCRIPT in the guest instead of the cases (/vm/main.sh;
 #       its exit status is the VM's); CASE... are then extra files under /vm/
 #   -K  keep the run directory (the guest console is console-KERNEL.log there)
@@ -37,7 +38,8 @@ VMCACHE=${VMCACHE:-$HOME/.cache/skbtrace-vm}
 # the list of modules changes, so that caches made before are rebuilt.
 MODS=mods4
 export VMCACHE PATH=/usr/local/go/bin:$PATH
-kernels=5.10,6.1,6.12,6.12-arm64 limit=1200 total=2400 script="" keep=0 binarm64=""
+start=$(date +%s)
+kernels=5.10,6.1,6.12,6.12-arm64 limit=900 total=2400 script="" keep=0 binarm64=""
 usage() { awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0" >&2; exit 2; }
 while getopts "k:a:t:T:s:K" o; do
 	case $o in
@@ -184,7 +186,7 @@ boot() {
 	fi
 }
 
-failed=() results=() start=$(date +%s)
+failed=() results=()
 for kv in "${kvs[@]}"; do
 	kspec "$kv"
 	# Another architecture's guest is emulated (TCG).
@@ -194,7 +196,7 @@ for kv in "${kvs[@]}"; do
 	vmlimit=$limit
 	[ "$left" -ge "$vmlimit" ] || vmlimit=$left
 	if [ "$vmlimit" -le 0 ]; then
-		echo "##### kernel $kv: not booted: the VMs before it took all of -T $total s"
+		echo "##### kernel $kv: not booted: what ran before it took all of -T $total s"
 		results+=("kernel $kv: not booted (-T $total s used up)")
 		failed+=("$kv")
 		continue
