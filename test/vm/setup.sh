@@ -109,6 +109,33 @@ unpackmod() {
 	esac
 }
 
+# kimage VMLINUZ OUT: the kernel as QEMU's -kernel takes it. An arm64
+# vmlinuz is an Image (Debian's so far), maybe gzipped (QEMU would take that
+# too), or an EFI zboot image ("zimg" at 4: the compressed Image at the offset
+# and of the size at 8 and 12, its compression named at 24), which QEMU before
+# 9.1 does not open: those are unpacked into OUT, the rest linked to.
+kimage() {
+	local magic off size comp
+	magic=$(od -An -c -j 4 -N 4 "$1" | tr -d ' ')
+	if [ "$(od -An -t x1 -N 2 "$1" | tr -d ' ')" = 1f8b ]; then
+		gzip -dc "$1" >"$2.new"
+	elif [ "$magic" = zimg ]; then
+		off=$(od -An -t u4 -j 8 -N 4 "$1" | tr -d ' ')
+		size=$(od -An -t u4 -j 12 -N 4 "$1" | tr -d ' ')
+		comp=$(dd if="$1" bs=1 skip=24 count=8 status=none | tr -d '\0')
+		case $comp in
+		gzip) tail -c +$((off + 1)) "$1" | head -c "$size" | gzip -dc >"$2.new" ;;
+		zstd*) tail -c +$((off + 1)) "$1" | head -c "$size" | zstd -qdc >"$2.new" ;;
+		xz* | lzma) tail -c +$((off + 1)) "$1" | head -c "$size" | xz -qdc >"$2.new" ;;
+		*) echo "setup: $1 is an EFI zboot image compressed with $comp: not unpacked" >&2; exit 1 ;;
+		esac
+	else
+		ln -sfn "$1" "$2"
+		return
+	fi
+	mv "$2.new" "$2"
+}
+
 for kv in "${kernels[@]}"; do
 	kspec "$kv"
 	if [ -e "$VMCACHE/vmlinuz-$kkey" ] && [ -e "$VMCACHE/$MODS-$kkey.cpio.gz" ]; then
@@ -178,7 +205,8 @@ for kv in "${kernels[@]}"; do
 	(cd "$m" && find . | cpio -o -H newc --quiet | gzip -1) >"$VMCACHE/$MODS-$kkey.cpio.gz"
 	rm -rf "$m"
 	ln -sfn "$dir" "$VMCACHE/kernel-$kkey"
-	ln -sfn "$vmlinuz" "$VMCACHE/vmlinuz-$kkey"
+	rm -f "$VMCACHE/vmlinuz-$kkey"
+	kimage "$vmlinuz" "$VMCACHE/vmlinuz-$kkey"
 	echo "$pkg $ver" >"$VMCACHE/kernel-$kkey.version"
 	echo "setup: kernel $kv = $pkg $ver ($krel, $karch)"
 done
