@@ -21,6 +21,8 @@ import (
 //	setup CMD              run before skbtrace starts (sh syntax); it must succeed
 //	run CMD                the skbtrace command line (sh syntax, one command)
 //	traffic CMD            sent once skbtrace says "tracing" (sh syntax)
+//	post CMD               run once skbtrace has ended (sh syntax); it must succeed
+//	                       (vmtool pcapcheck reads back what -w wrote)
 //	until /RE/ N           then wait until N lines of stdout match RE
 //	signal INT|TERM        then send skbtrace this signal; without it, skbtrace ends by itself
 //	timeout 240            seconds the whole case may take (default 180)
@@ -52,6 +54,7 @@ type testCase struct {
 	Setup   string
 	Run     string
 	Traffic string
+	Post    string
 	Until   *assert
 	Signal  string
 	Timeout time.Duration
@@ -150,6 +153,8 @@ func (c *testCase) parseLine(ln int, line string) error {
 		c.Run = rest
 	case "traffic":
 		c.Traffic = rest
+	case "post":
+		c.Post = rest
 	case "signal":
 		if rest != "INT" && rest != "TERM" {
 			return fmt.Errorf("signal %q: INT or TERM", rest)

@@ -96,6 +96,7 @@ run skbtrace -e 'skb:ip_rcv { print(len) }'
 traffic vmtool send 127.0.0.1:9
 until / ip_rcv / 2
 signal TERM
+post vmtool pcapcheck /tmp/x.pcapng 9
 timeout 30
 exit 0
 stdout /len=4\d/ 2
@@ -104,7 +105,7 @@ funcs 2 ip_rcv ip_rcv_core
 attached skb:ip_rcv*
 `, check: func(t *testing.T, c *testCase) {
 			if c.Run != `skbtrace -e 'skb:ip_rcv { print(len) }'` || c.Setup != "ip link set lo up" || c.Signal != "TERM" ||
-				c.Timeout.Seconds() != 30 || c.Until == nil || c.Until.N != 2 || !runsOn(t, c, "6.12") || runsOn(t, c, "6.1") {
+				c.Timeout.Seconds() != 30 || c.Post != "vmtool pcapcheck /tmp/x.pcapng 9" || c.Until == nil || c.Until.N != 2 || !runsOn(t, c, "6.12") || runsOn(t, c, "6.1") {
 				t.Errorf("parsed %+v", c)
 			}
 			want := []string{"exit 0", "stdout /len=4\\d/ 2", "[6.12] stderr /a/b/ 1", "funcs 2 ip_rcv ip_rcv_core", "attached skb:ip_rcv*"}

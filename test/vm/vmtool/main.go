@@ -14,6 +14,8 @@
 //	                              N connections queued on a listener that never accepts
 //	vmtool nft HOOK accept|drop   table ip skbtrace_vm, a base chain on HOOK with that policy
 //	vmtool nft delete             remove it
+//	vmtool pcapcheck [-min N] FILE PORT
+//	                              check vmtool tcp's bytes to PORT in a pcapng skbtrace wrote
 //	vmtool state                  the kernel's BPF and probe state, as the leak check sees it
 //	vmtool check CASE...          parse case files and print them (no kernel needed)
 //	vmtool recheck KERNEL CASE LOG
@@ -45,6 +47,8 @@ func main() {
 		os.Exit(backlog(args))
 	case "nft":
 		os.Exit(nft(args))
+	case "pcapcheck":
+		os.Exit(pcapCheck(args))
 	case "state":
 		fmt.Println(readKernelState())
 	case "env":

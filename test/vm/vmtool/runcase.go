@@ -101,6 +101,15 @@ func (c *testCase) execute() *run {
 	}
 	r.Exit = cmd.ProcessState.ExitCode()
 	r.Stdout, r.Stderr = stdout.snapshot(), stderr.snapshot()
+	if c.Post != "" {
+		out, err := exec.Command("sh", "-c", c.Post).CombinedOutput()
+		if s := strings.TrimSpace(string(out)); s != "" {
+			r.Notes = append(r.Notes, strings.Split(s, "\n")...)
+		}
+		if err != nil {
+			r.Problems = append(r.Problems, fmt.Sprintf("post %q: %v", c.Post, err))
+		}
+	}
 	if after, ok := waitKernelState(before, 60*time.Second); !ok {
 		r.Problems = append(r.Problems, fmt.Sprintf("left in the kernel after exit: %v (before: %v)", after, before))
 	}
