@@ -138,7 +138,7 @@ var Fields = []*Field{
 	{Name: "table", Doc: "the nftables or iptables table hooked where the packet is (see hook); ? where several are, empty where none", Type: types.Str(32), Needs: NeedSkb, Src: Source{Kind: SrcNetfilter}},
 	{Name: "chain", Doc: "the nftables base chain, or the iptables built-in chain, of table", Type: types.Str(32), Needs: NeedSkb, Src: Source{Kind: SrcNetfilter}},
 	{Name: "pkt", Doc: "the packet's headers, printed as tcpdump prints them: IP 10.0.0.1.80 > 10.0.0.2.40000: Flags [S.], ...", Type: types.Type{Kind: types.Packet, Size: 136}, Needs: NeedSkb, Src: ctx()},
-	{Name: "reason", Doc: "drop reason (enum skb_drop_reason) on kfree_skb and sk_skb_reason_drop", Type: types.Type{Kind: types.Int, Size: 4, Fmt: types.FmtEnum}, Needs: NeedReason, Src: ctx()},
+	{Name: "reason", Doc: "drop reason (enum skb_drop_reason) on kfree_skb and sk_skb_reason_drop; NOT_SPECIFIED on kernels before 5.17, which give none", Type: types.Type{Kind: types.Int, Size: 4, Fmt: types.FmtEnum}, Needs: NeedReason, Src: ctx()},
 
 	{Name: "func", Doc: "the traced kernel function", Type: types.Type{Kind: types.Int, Size: 8, Fmt: types.FmtKsym}, Needs: NeedFunc, Src: ctx()},
 	{Name: "cpu", Doc: "the CPU the event ran on", Type: types.U32, Src: ctx()},
