@@ -2,6 +2,7 @@ package check
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/cilium/ebpf/btf"
 
@@ -93,6 +94,15 @@ func (c *checker) reasonStandsIn(si *SpecInfo) bool {
 		return slices.Contains(reasonlessDrops, fn)
 	}
 	return false
+}
+
+// reasonHint says where `reason` is known, for the error where it is not.
+func (c *checker) reasonHint() string {
+	if c.noDropReasons() {
+		return "this kernel has no drop reasons (Linux 5.17 added them); reason reads NOT_SPECIFIED on tracepoint:skb:kfree_skb and on " +
+			strings.Join(reasonlessDrops, ", ")
+	}
+	return "use it on tracepoint:skb:kfree_skb, or on a function with an enum skb_drop_reason argument"
 }
 
 // reasonConst records that a use of `reason` reads the constant

@@ -133,6 +133,7 @@ func TestReasonWithoutDropReasons(t *testing.T) {
 		{"glob", `fentry:kfree_sk* { @[reason] = count() }`, false, ""},
 		{"skb glob", `skb:kfree_skb { @[reason] = count() }`, false, ""},
 		{"not a drop", `fentry:ip_rcv { @[reason] = count() }`, false, "no drop reason in this probe"},
+		{"hint", `fentry:ip_rcv { @[reason] = count() }`, false, "reason reads NOT_SPECIFIED on tracepoint:skb:kfree_skb and on kfree_skb, kfree_skb_list"},
 		{"kretprobe", `kretprobe:kfree_skb { @[reason] = count() }`, false, "no drop reason in this probe"},
 		{"not a 5.17 reason", `tracepoint:skb:kfree_skb /reason == "TCP_RESET"/ { exit() }`, false, `"TCP_RESET" is not a value of enum skb_drop_reason`},
 	} {

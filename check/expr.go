@@ -229,7 +229,7 @@ func (c *checker) useField(e *lang.Ident, f *stdlib.Field) types.Type {
 		c.ctxErrorf(e, "duration is the time from a function's entry to its return: use it in skbret:GLOB, the return side of skb:GLOB", "no function entry in this probe")
 		return types.Bad
 	case f.Needs&stdlib.NeedReason != 0 && !c.ctx.Reason:
-		c.ctxErrorf(e, "use it on tracepoint:skb:kfree_skb, or on a function with an enum skb_drop_reason argument", "no drop reason in this probe")
+		c.ctxErrorf(e, c.reasonHint(), "no drop reason in this probe")
 		return types.Bad
 	case f.Needs&stdlib.NeedFunc != 0 && !c.ctx.Func:
 		c.ctxErrorf(e, "func is the traced function in skb:, kprobe and fentry probes", "no traced function in this probe")
