@@ -2,8 +2,9 @@
 # run.sh [-k KERNELS] [-a SKBTRACE_ARM64] [-t SECONDS] [-T SECONDS] [-s SCRIPT] [-K] SKBTRACE [CASE...]
 #
 # Boots each kernel once in QEMU and runs the cases in it with the static
-# SKBTRACE (build it with CGO_ENABLED=0): every case's output, then a summary
-# per kernel and overall. Exits 0 only if every case passed on every kernel.
+# SKBTRACE (build it with CGO_ENABLED=0; amd64 kernels run it, arm64 ones -a's):
+# every case's output, then a summary per kernel and overall. Exits 0 only if
+# every case passed on every kernel.
 #
 #   -k  kernels, comma-separated (default 5.10,6.1,6.12,6.12-arm64): 5.10, 6.1,
 #       6.12, 6.12-arm64, or a Debian suite (trixie) or SUITE/ARCH (trixie/arm64);
@@ -30,6 +31,9 @@
 # architecture), the modules of setup.sh; proc, sys, debugfs, tracefs, bpffs
 # mounted; lo up.
 set -euo pipefail
+# The rest is one block, read whole before it runs: a run goes on as it began
+# when this file is edited under it.
+{
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 . "$HERE/kernels.sh"
@@ -231,3 +235,5 @@ if [ ${#failed[@]} -gt 0 ]; then
 	exit 1
 fi
 echo "VM SUITE PASS"
+exit 0
+}

@@ -22,6 +22,9 @@
 # are. An arm64 guest's busybox is busybox-static of arm64 from the host's own
 # release, fetched the same way. Needs root and apt.
 set -euo pipefail
+# The rest is one block, read whole before it runs (an edit under a run does
+# not change it).
+{
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/kernels.sh"
 VMCACHE=${VMCACHE:-$HOME/.cache/skbtrace-vm}
@@ -144,7 +147,11 @@ for kv in "${kernels[@]}"; do
 	fi
 	opts=$(aptopts "$ksuite" "$karch")
 	# shellcheck disable=SC2086
-	apt-get $opts update -qq
+	if ! apt-get $opts update -qq; then
+		rm -rf "$VMCACHE/apt-$ksuite" "$VMCACHE/apt-$ksuite-$karch"
+		echo "setup: kernel $kv: apt cannot read suite $ksuite ($karch) of $(mirror)" >&2
+		exit 1
+	fi
 	pkg=$(kdeps "$opts" "linux-image-$karch" | grep '^linux-image-' | head -n 1) || true
 	[ -n "$pkg" ] || { echo "setup: no linux-image-$karch (depending on a linux-image-N...) in $ksuite" >&2; exit 1; }
 	# shellcheck disable=SC2086
@@ -240,3 +247,5 @@ for a in "${arches[@]}"; do
 	rm -rf "$r"
 	echo "setup: busybox for $a: $VMCACHE/base-$a.cpio.gz"
 done
+exit 0
+}
