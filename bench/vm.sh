@@ -5,17 +5,19 @@
 # the figures and puts them into the "Attach and detach" section of bench/vm.md
 # (which bench/run.sh appends to RESULTS.md) and of bench/RESULTS.md.
 # Attach is skbtrace's own -v figure (BTF, load, attach of every function); detach
-# is SIGINT to exit, as vmtool measures it. KERNELS: default 6.1,6.12. Run as root.
+# is SIGINT to exit, as vmtool measures it. KERNELS: default 5.10,6.1,6.12,6.12-arm64
+# (run.sh's names; an arm64 kernel runs an arm64 build). Run as root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:$PATH
-kernels=${1:-6.1,6.12}
+kernels=${1:-5.10,6.1,6.12,6.12-arm64}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 CGO_ENABLED=0 go build -trimpath -o "$out/skbtrace" ./cmd/skbtrace
+CGO_ENABLED=0 GOARCH=arm64 go build -trimpath -o "$out/skbtrace-arm64" ./cmd/skbtrace
 # One VM at a time on a machine: the lock (VMLOCK= when the caller holds it).
 lock=${VMLOCK-/tmp/skbtrace-vm.lock}
-${lock:+flock "$lock"} test/vm/run.sh -t 2400 -k "$kernels" "$out/skbtrace" bench/vm/*.case | tee "$out/run.txt" || true
+${lock:+flock "$lock"} test/vm/run.sh -t 2400 -T 14400 -k "$kernels" -a "$out/skbtrace-arm64" "$out/skbtrace" bench/vm/*.case | tee "$out/run.txt" || true
 accel=$(awk '/^##### kernel/ {a = $NF} END {print a}' "$out/run.txt")
 if grep -q 'TCG from now on' "$out/run.txt"; then accel=tcg; fi
 # One row per case: kernel, backend, functions attached, skipped, attach, detach.
