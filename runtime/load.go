@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/skbtrace/skbtrace/codegen"
@@ -122,6 +125,9 @@ func translateLoadError(out *codegen.Output, err error, verbose bool) error {
 				break
 			}
 		}
+		if helper, ok := unknownHelper(last); ok {
+			return fmt.Errorf("this kernel lacks the BPF helper %s, which the script's code calls (the verifier: %s); a newer kernel has it, and skbtrace should not have called it here: please report it with the output of -v", helper, last)
+		}
 		return fmt.Errorf("the kernel's verifier rejected the program (%s); this is a bug in skbtrace's code generation, please report it with the output of -v", last)
 	case errors.Is(err, ebpf.ErrNotSupported):
 		return fmt.Errorf("this kernel lacks a feature the script needs: %v", err)
@@ -168,4 +174,31 @@ func LoadShared(coll *ebpf.Collection, p *codegen.Program) (*ebpf.Program, error
 	prog := h.DetachProgram(p.Name)
 	h.Close()
 	return prog, nil
+}
+
+// unknownHelper names the helper of the verifier's "invalid func
+// unknown#173": a kernel older than the helper.
+func unknownHelper(line string) (string, bool) {
+	_, num, ok := strings.Cut(line, "invalid func unknown#")
+	if !ok {
+		return "", false
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(num))
+	if err != nil {
+		return "", false
+	}
+	camel, ok := strings.CutPrefix(asm.BuiltinFunc(n).String(), "Fn")
+	if !ok {
+		return fmt.Sprintf("#%d", n), true
+	}
+	// FnGetFuncIp is the kernel's bpf_get_func_ip.
+	var b strings.Builder
+	b.WriteString("bpf")
+	for _, r := range camel {
+		if unicode.IsUpper(r) {
+			b.WriteByte('_')
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return fmt.Sprintf("%s (#%d)", b.String(), n), true
 }
