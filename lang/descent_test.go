@@ -106,11 +106,11 @@ func FuzzDescent(f *testing.F) {
 func compareParsers(t *testing.T, name, text string) {
 	t.Helper()
 	src := &Source{Name: name, Text: text}
-	text = blankPreprocessor(stripShebang(text))
+	text, macros := preprocess(src, stripShebang(text), &Diagnostics{Src: src})
 	for _, ch := range scan(src, text, &Diagnostics{Src: src}) {
 		// The pieces Parse falls back to after an error, too.
 		for _, r := range append([]chunk{ch}, splitAtProbeLines(text, ch)[1:]...) {
-			rp := &rangeParser{src: src, text: text}
+			rp := &rangeParser{src: src, text: text, macros: macros}
 			want, werr := lexer.Upgrade(rp.lexer(r))
 			var wantTree *gScript
 			if werr == nil {

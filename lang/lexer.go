@@ -105,9 +105,18 @@ type textLexer struct {
 	text   string
 	pos    lexer.Position
 	states []lexState
+	// macros are the script's #defines, substituted for their names;
+	// pending holds the rest of a substituted value.
+	macros  *macros
+	pending []lexer.Token
 }
 
 func (l *textLexer) Next() (lexer.Token, error) {
+	if len(l.pending) > 0 {
+		t := l.pending[0]
+		l.pending = l.pending[1:]
+		return t, nil
+	}
 	for {
 		if l.pos.Offset >= len(l.text) {
 			return lexer.Token{Type: lexer.EOF, Pos: l.pos}, nil
@@ -123,7 +132,14 @@ func (l *textLexer) Next() (lexer.Token, error) {
 			l.advance(rest[:n])
 			continue
 		}
-		return l.emit(typ, rest[:n]), nil
+		t := l.emit(typ, rest[:n])
+		if typ == tIdent && l.macros != nil {
+			if toks := l.macros.expand(t.Value, t.Pos); toks != nil {
+				l.pending = toks[1:]
+				return toks[0], nil
+			}
+		}
+		return t, nil
 	}
 }
 

@@ -28,10 +28,10 @@ var parser = sync.OnceValue(func() *participle.Parser[gScript] {
 // is split into probes at top-level block ends, and each probe is parsed on its
 // own, so that one bad probe does not hide the errors of the next.
 func Parse(src *Source) (*Script, error) {
-	text := blankPreprocessor(stripShebang(src.Text))
 	diags := &Diagnostics{Src: src}
+	text, macros := preprocess(src, stripShebang(src.Text), diags)
 	script := &Script{Src: src, At: Span{Start: src.PosAt(0), End: src.PosAt(len(src.Text))}}
-	ranges := &rangeParser{src: src, text: text}
+	ranges := &rangeParser{src: src, text: text, macros: macros}
 	for _, ch := range scan(src, text, diags) {
 		g, err := ranges.parse(ch)
 		if err != nil {
@@ -75,7 +75,10 @@ func splitAtProbeLines(text string, ch chunk) []chunk {
 	start := ch.start
 	for _, m := range probeLine.FindAllStringIndex(text[ch.start:ch.end], -1) {
 		at := ch.start + m[0]
-		if at > start {
+		// What precedes the first probe line may be only comments and
+		// blanked preprocessor lines: no piece of its own, or the probe's
+		// error would be reported twice.
+		if at > start && strings.TrimSpace(stripComments(text[start:at])) != "" {
 			out = append(out, chunk{start, at})
 			start = at
 		}
@@ -100,8 +103,9 @@ func stripShebang(s string) string {
 // copy of the text with what precedes the chunk blanked out, as this once
 // did, made a script's parse time grow with the square of its probes.)
 type rangeParser struct {
-	src  *Source
-	text string
+	src    *Source
+	text   string
+	macros *macros
 	// The tokens and descent's nodes are reused from range to range.
 	toks  []lexer.Token
 	nodes descentNodes
@@ -129,7 +133,7 @@ func (r *rangeParser) parse(ch chunk) (*gScript, error) {
 // lexer lexes text[:ch.end] from ch.start, at top level.
 func (r *rangeParser) lexer(ch chunk) *textLexer {
 	at := r.src.PosAt(ch.start)
-	return &textLexer{text: r.text[:ch.end], states: []lexState{stRoot},
+	return &textLexer{text: r.text[:ch.end], states: []lexState{stRoot}, macros: r.macros,
 		pos: lexer.Position{Filename: r.src.Name, Offset: ch.start, Line: at.Line, Column: at.Col}}
 }
 
@@ -193,11 +197,10 @@ func scan(src *Source, text string, d *Diagnostics) []chunk {
 			d.Add(tokSpan, "close it with */", "unterminated comment")
 			bad = true
 		case tHash:
-			if strings.HasPrefix(strings.TrimLeft(tok.Value[1:], " \t"), "define") {
-				d.Add(tokSpan, "#include and #if lines are ignored (types come from BTF); write the value itself, or pass it as $1", "#define is not supported: skbtrace has no C preprocessor")
-			} else {
-				d.Add(tokSpan, "comments are // or /* */; #! is allowed only on the first line", "syntax error: unexpected \"#\"")
-			}
+			// Preprocessor lines start with # and were blanked: this one
+			// is in the middle of a line.
+			tokSpan.End = src.PosAt(tok.Pos.Offset + 1)
+			d.Add(tokSpan, "comments are // or /* */; a preprocessor line (#define, #ifdef...) starts with #", "syntax error: unexpected \"#\"")
 			bad = true
 		case tLBrace, tLParen, tLBrack, tAngleOpen, tPredOpen:
 			depth++

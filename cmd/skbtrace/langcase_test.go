@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestLanguageCases runs each testdata/lang/*.st on real traffic and looks
+// for its expected lines in what it prints. A case is a script with a
+// header of comments:
+//
+//	// traffic: A*3 B*2   datagrams to closed UDP ports A and B of 127.0.0.1
+//	// want: @[${A}]: 3   a line the output must hold
+//
+// ${A} and ${B}, in the script and the wanted lines, are the ports the test
+// picked. Without traffic the script runs with -c true.
+func TestLanguageCases(t *testing.T) {
+	files, _ := filepath.Glob("testdata/lang/*.st")
+	if len(files) == 0 {
+		t.Fatal("no cases")
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			text, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ports := map[string]int{"A": closedUDPPort(t), "B": closedUDPPort(t)}
+			expand := func(s string) string {
+				return os.Expand(s, func(k string) string { return strconv.Itoa(ports[k]) })
+			}
+			script := expand(string(text))
+			var sends, want []string
+			for _, l := range strings.Split(script, "\n") {
+				if rest, ok := strings.CutPrefix(l, "// traffic:"); ok {
+					for _, f := range strings.Fields(rest) {
+						name, n, _ := strings.Cut(f, "*")
+						count, _ := strconv.Atoi(n)
+						sends = append(sends, sendCommand(fmt.Sprintf("127.0.0.1:%d", ports[name]), count, 5, 0))
+					}
+				}
+				if rest, ok := strings.CutPrefix(l, "// want: "); ok {
+					want = append(want, rest)
+				}
+			}
+			path := filepath.Join(t.TempDir(), filepath.Base(file))
+			if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := "true"
+			if len(sends) > 0 {
+				cmd = "sh -c '" + strings.Join(sends, " && ") + "'"
+			}
+			code, out, errs := runCLI(t, "-c", cmd, path)
+			if code != 0 {
+				t.Fatalf("exit %d:\n%s", code, errs)
+			}
+			lines := strings.Split(out, "\n")
+			for _, w := range want {
+				found := false
+				for _, l := range lines {
+					found = found || l == w
+				}
+				if !found {
+					t.Errorf("no line %q in the output:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
