@@ -27,14 +27,25 @@ func (c *checker) cast(e *lang.CastExpr) types.Type {
 		c.errorf(e.X, "", "only an integer or a pointer can be cast, got %s", x)
 		return types.Bad
 	}
-	if t, ok := castInts[e.Type]; ok {
-		if e.Ptr > 0 {
-			c.errorf(e, "cast to uint64 and read it with a struct pointer", "a pointer to %s is not supported", e.Type)
+	return c.namedType(e, e.Type, e.Ptr, "a cast to")
+}
+
+// namedType resolves a type a cast or a declaration names: an integer type
+// or a pointer to a struct or union of the kernel's BTF. what says which
+// (for "a cast to a struct sock value is not supported").
+func (c *checker) namedType(at lang.Node, typ string, ptr int, what string) types.Type {
+	if t, ok := castInts[typ]; ok {
+		if ptr > 0 {
+			hint := "cast to uint64 and read it with a struct pointer"
+			if what != "a cast to" {
+				hint = "declare it uint64 and read it with a struct pointer"
+			}
+			c.errorf(at, hint, "a pointer to %s is not supported", typ)
 			return types.Bad
 		}
 		return t
 	}
-	tag, name, _ := strings.Cut(e.Type, " ")
+	tag, name, _ := strings.Cut(typ, " ")
 	var target btf.Type
 	var err error
 	if tag == "union" {
@@ -47,14 +58,18 @@ func (c *checker) cast(e *lang.CastExpr) types.Type {
 		target = s
 	}
 	if err != nil {
-		c.errorf(e, didYouMean(name, indexOf(c.opts.BTF).structNames()), "unknown %s %q in the kernel's BTF", tag, name)
+		c.errorf(at, didYouMean(name, indexOf(c.opts.BTF).structNames()), "unknown %s %q in the kernel's BTF", tag, name)
 		return types.Bad
 	}
-	if e.Ptr == 0 {
-		c.errorf(e, "cast to a pointer: ("+e.Type+" *)", "a cast to a %s value is not supported", e.Type)
+	if ptr == 0 {
+		hint := "cast to a pointer: (" + typ + " *)"
+		if what != "a cast to" {
+			hint = "declare a pointer: " + typ + " *"
+		}
+		c.errorf(at, hint, "%s a %s value is not supported", what, typ)
 		return types.Bad
 	}
-	for i := 1; i < e.Ptr; i++ {
+	for i := 1; i < ptr; i++ {
 		target = &btf.Pointer{Target: target}
 	}
 	return types.Type{Kind: types.Ptr, Size: 8, BTF: target}

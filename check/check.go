@@ -85,6 +85,10 @@ type checker struct {
 	// per probe
 	ctx  *ProbeInfo
 	vars map[string]types.Type
+	// declared are the variables of `let`: pending until their first
+	// assignment gives them a type (let $x;), or fixed to the type the
+	// declaration names (let $x: uint16).
+	declared map[string]declared
 	// mapReads are reads of maps, checked once all assignments are known.
 	mapReads []*lang.MapExpr
 	// memberFields are the fields made for bare sk_buff member names.
@@ -131,6 +135,7 @@ func (c *checker) probe(p *lang.Probe) {
 	c.ctx = c.probeContext(p)
 	c.info.Probes[p] = c.ctx
 	c.vars = map[string]types.Type{}
+	c.declared = map[string]declared{}
 	c.info.Vars[p] = c.vars
 	if p.Pred != nil {
 		t := c.expr(p.Pred)

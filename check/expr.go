@@ -42,6 +42,11 @@ func (c *checker) expr1(e lang.Expr) types.Type {
 		return c.ident(e)
 	case *lang.VarExpr:
 		t, ok := c.vars[e.Name]
+		if !ok && c.declared[e.Name] == declPending {
+			c.errorf(e, "assign it first, or declare it with a value or a type: let $"+e.Name+" = 0, let $"+e.Name+": int64",
+				"$%s is declared without a value and read before it is assigned", e.Name)
+			return types.Bad
+		}
 		if !ok {
 			hint := ""
 			if m := lang.Suggest(e.Name, slices.Sorted(maps.Keys(c.vars))); m != "" {

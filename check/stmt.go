@@ -39,6 +39,8 @@ func (c *checker) stmt(s lang.Stmt) {
 		c.info.Types[call] = t
 	case *lang.AssignStmt:
 		c.assign(s)
+	case *lang.LetStmt:
+		c.let(s)
 	}
 }
 
@@ -89,7 +91,10 @@ func (c *checker) assign(s *lang.AssignStmt) {
 			c.errorf(s.Value, "", "$%s holds %s; it cannot also hold %s", t.Name, old, v)
 			return
 		}
-		if exists {
+		if exists && c.declared[t.Name] == declFixed {
+			// A declared type stays; the value is truncated to it.
+			v = old
+		} else if exists {
 			v = widen(old, v)
 		}
 		c.vars[t.Name] = v

@@ -39,6 +39,8 @@ func (g *gen) stmt(s lang.Stmt) error {
 		case *lang.MapExpr:
 			return g.assignMap(s, t)
 		}
+	case *lang.LetStmt:
+		return g.let(s)
 	case *lang.ExprStmt:
 		if c, ok := s.X.(*lang.CallExpr); ok {
 			switch c.Name {
@@ -69,23 +71,52 @@ func (g *gen) stmt(s lang.Stmt) error {
 	return unsupported(s, "this statement")
 }
 
+// let declares a variable: `let $x = v` assigns it, `let $x;` sets it
+// to zero here (bpftrace's declared variables start at zero).
+func (g *gen) let(s *lang.LetStmt) error {
+	if s.Value != nil {
+		return g.assignVar(&lang.AssignStmt{At: s.At, Target: s.Var, Op: "=", Value: s.Value}, s.Var)
+	}
+	t, ok := g.info.Vars[g.probe][s.Var.Name]
+	if !ok {
+		return nil // declared, never assigned nor read
+	}
+	slot, err := g.varSlot(s.Var.Name, SlotSize(t))
+	if err != nil {
+		return err
+	}
+	for off := 0; off < SlotSize(t); off += 8 {
+		g.emit(zero8(slot + int16(off))...)
+	}
+	return nil
+}
+
+// varSlot returns the stack slot of a variable, made on first use.
+func (g *gen) varSlot(name string, size int) (int16, error) {
+	if slot, ok := g.vars[name]; ok {
+		return slot, nil
+	}
+	slot, err := g.frame.keep(size)
+	if err != nil {
+		return 0, err
+	}
+	g.vars[name] = slot
+	// Variables start at zero, whichever branch assigns them first.
+	var zero asm.Instructions
+	for off := 0; off < size; off += 8 {
+		zero = append(zero, zero8(slot+int16(off))...)
+	}
+	g.insns = append(zero, g.insns...)
+	return slot, nil
+}
+
 // assignVar stores a value into the variable's stack slot.
 func (g *gen) assignVar(s *lang.AssignStmt, v *lang.VarExpr) error {
 	t := g.info.Vars[g.probe][v.Name]
 	size := SlotSize(t)
-	slot, ok := g.vars[v.Name]
-	if !ok {
-		var err error
-		if slot, err = g.frame.keep(size); err != nil {
-			return err
-		}
-		g.vars[v.Name] = slot
-		// Variables start at zero, whichever branch assigns them first.
-		var zero asm.Instructions
-		for off := 0; off < size; off += 8 {
-			zero = append(zero, zero8(slot+int16(off))...)
-		}
-		g.insns = append(zero, g.insns...)
+	slot, err := g.varSlot(v.Name, size)
+	if err != nil {
+		return err
 	}
 	if !inReg(t) {
 		return g.into(s.Value, slot, size)

@@ -88,6 +88,19 @@ type AssignStmt struct {
 	Value  Expr
 }
 
+// LetStmt is bpftrace's declaration `let $x;`, `let $x = value;` or
+// `let $x: type [= value];`. Type and Ptr are a CastExpr's; Type is empty
+// when none is written, Value nil when no value is: a variable declared
+// without either takes its type from its first assignment.
+type LetStmt struct {
+	At       Span
+	Var      *VarExpr
+	Type     string
+	Ptr      int
+	TypeSpan Span
+	Value    Expr
+}
+
 // IfStmt is `if (cond) { ... } else ...`.
 type IfStmt struct {
 	At   Span
@@ -226,6 +239,7 @@ func (*ParenExpr) exprNode()  {}
 func (*ExprStmt) stmtNode()   {}
 func (*AssignStmt) stmtNode() {}
 func (*IfStmt) stmtNode()     {}
+func (*LetStmt) stmtNode()    {}
 func (*Block) stmtNode()      {}
 
 // Unparen strips any parentheses around an expression.
@@ -259,6 +273,9 @@ func (n *AssignStmt) Span() Span { return n.At }
 
 // Span returns the source span of the node.
 func (n *IfStmt) Span() Span { return n.At }
+
+// Span returns the source span of the node.
+func (n *LetStmt) Span() Span { return n.At }
 
 // Span returns the source span of the node.
 func (n *IntLit) Span() Span { return n.At }

@@ -40,6 +40,8 @@ type descentNodes struct {
 	blocks    slab[gBlock]
 	stmts     slab[gStmt]
 	ifs       slab[gIf]
+	lets      slab[gLet]
+	types     slab[gType]
 	exprs     slab[gExpr]
 	binaries  slab[gBinary]
 	opArgs    slab[gOpArg]
@@ -57,6 +59,8 @@ func (n *descentNodes) reset() {
 	n.blocks.reset()
 	n.stmts.reset()
 	n.ifs.reset()
+	n.lets.reset()
+	n.types.reset()
 	n.exprs.reset()
 	n.binaries.reset()
 	n.opArgs.reset()
@@ -271,6 +275,8 @@ func (p *descent) stmt() (*gStmt, bool) {
 	ifs, ok := p.ifStmt()
 	if p.taken(ok, start) {
 		g.If = ifs
+	} else if let, ok := p.let(); p.taken(ok, start) {
+		g.Let = let
 	} else {
 		target, ok := p.expr()
 		if !p.taken(ok, start) {
@@ -296,6 +302,69 @@ func (p *descent) stmt() (*gStmt, bool) {
 			break
 		}
 		g.Semis = append(g.Semis, ";")
+	}
+	g.EndPos = p.peek().Pos
+	return g, true
+}
+
+// gLet: `"let" @Var ( ":" @@ )? ( "=" @@ )?`
+func (p *descent) let() (*gLet, bool) {
+	if !p.at("let") {
+		return nil, false
+	}
+	g := p.nodes.lets.new(gLet{Pos: p.peek().Pos})
+	p.next()
+	var ok bool
+	if g.Var, ok = p.ref(tVar); !ok {
+		return nil, false
+	}
+	start := p.i
+	var ty *gType
+	ok = p.lit(":")
+	if ok {
+		ty, ok = p.typ()
+	}
+	if p.taken(ok, start) {
+		g.Type = ty
+	}
+	start = p.i
+	var value *gExpr
+	ok = p.lit("=")
+	if ok {
+		value, ok = p.expr()
+	}
+	if p.taken(ok, start) {
+		g.Value = value
+	}
+	g.EndPos = p.peek().Pos
+	return g, true
+}
+
+// gType: `( @(tagKeywords) @Ident | @(intTypes) ) @"*"*`
+func (p *descent) typ() (*gType, bool) {
+	g := p.nodes.types.new(gType{Pos: p.peek().Pos})
+	start := p.i
+	tag, ok := p.oneOf(tagKeywords)
+	var name string
+	if ok {
+		name, ok = p.ref(tIdent)
+	}
+	switch {
+	case p.taken(ok, start):
+		g.Tag, g.Name = tag, name
+	default:
+		ty, ok := p.oneOf(intTypes)
+		if !ok {
+			return nil, false
+		}
+		g.IntTy = ty
+	}
+	for n := 0; ; n++ {
+		p.iterate(n)
+		if !p.lit("*") {
+			break
+		}
+		g.Stars = append(g.Stars, "*")
 	}
 	g.EndPos = p.peek().Pos
 	return g, true

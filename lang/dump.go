@@ -76,6 +76,16 @@ func (d dumper) stmt(depth int, s Stmt) {
 		d.line(depth, s, "Assign %s", s.Op)
 		d.expr(depth+1, s.Target)
 		d.expr(depth+1, s.Value)
+	case *LetStmt:
+		ty := ""
+		if s.Type != "" {
+			ty = " : " + s.Type + strings.Repeat(" *", s.Ptr)
+		}
+		d.line(depth, s, "Let%s", ty)
+		d.expr(depth+1, s.Var)
+		if s.Value != nil {
+			d.expr(depth+1, s.Value)
+		}
 	case *IfStmt:
 		d.line(depth, s, "If")
 		d.expr(depth+1, s.Cond)

@@ -36,11 +36,33 @@ type gStmt struct {
 	Pos    lexer.Position
 	EndPos lexer.Position
 	If     *gIf     `parser:"(   @@"`
+	Let    *gLet    `parser:"  | @@"`
 	Target *gExpr   `parser:"  | @@"`
 	Op     string   `parser:"    ( @( \"=\" | \"+=\" | \"-=\" | \"*=\" | \"/=\" | \"%=\" | \"&=\" | \"|=\" | \"^=\" | \"<<=\" | \">>=\" )"`
 	Value  *gExpr   `parser:"      @@"`
 	Incr   string   `parser:"    | @( \"++\" | \"--\" ) )? )"`
 	Semis  []string `parser:"@\";\"*"`
+}
+
+// gLet is bpftrace's declaration of a scratch variable: `let $x;`,
+// `let $x = expr;`, `let $x: uint32 = expr;`, `let $sk: struct sock *;`.
+type gLet struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Var    string `parser:"\"let\" @Var"`
+	Type   *gType `parser:"( \":\" @@ )?"`
+	Value  *gExpr `parser:"( \"=\" @@ )?"`
+}
+
+// gType is a type as a declaration names it: an integer type, or a
+// pointer to a struct or union.
+type gType struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Tag    string   `parser:"(   @( \"struct\" | \"union\" )"`
+	Name   string   `parser:"    @Ident"`
+	IntTy  string   `parser:"  | @( \"uint8\" | \"uint16\" | \"uint32\" | \"uint64\" | \"int8\" | \"int16\" | \"int32\" | \"int64\" ) )"`
+	Stars  []string `parser:"@\"*\"*"`
 }
 
 type gIf struct {

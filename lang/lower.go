@@ -70,6 +70,9 @@ func (l *lowerer) stmt(g *gStmt) Stmt {
 	if g.If != nil {
 		return l.ifStmt(g.If)
 	}
+	if g.Let != nil {
+		return l.let(sp, g.Let)
+	}
 	target := l.expr(g.Target)
 	switch {
 	case g.Op != "":
@@ -86,6 +89,27 @@ func (l *lowerer) stmt(g *gStmt) Stmt {
 		return &AssignStmt{At: sp, Target: target, Op: op, Value: one}
 	}
 	return &ExprStmt{At: sp, X: target}
+}
+
+func (l *lowerer) let(sp Span, g *gLet) Stmt {
+	// The variable is the token after "let".
+	at := l.src.Text[g.Pos.Offset:]
+	off := g.Pos.Offset + strings.Index(at, g.Var)
+	v := &VarExpr{At: Span{Start: l.src.PosAt(off), End: l.src.PosAt(off + len(g.Var))}, Name: g.Var[1:]}
+	if name := v.Name; name == "#" || name[0] >= '0' && name[0] <= '9' {
+		l.diags.Add(v.At, "declare a scratch variable: let $name", "cannot declare the positional parameter $%s", name)
+	}
+	s := &LetStmt{At: sp, Var: v}
+	if t := g.Type; t != nil {
+		s.Type, s.Ptr, s.TypeSpan = t.IntTy, len(t.Stars), l.span(t.Pos, t.EndPos)
+		if t.Tag != "" {
+			s.Type = t.Tag + " " + t.Name
+		}
+	}
+	if g.Value != nil {
+		s.Value = l.expr(g.Value)
+	}
+	return s
 }
 
 func (l *lowerer) checkTarget(e Expr) {

@@ -34,6 +34,11 @@ func Inspect(n Node, f func(Node) bool) {
 		each(n.X)
 	case *AssignStmt:
 		each(n.Target, n.Value)
+	case *LetStmt:
+		each(n.Var)
+		if n.Value != nil {
+			each(n.Value)
+		}
 	case *IfStmt:
 		each(n.Cond, n.Then)
 		if n.Else != nil {

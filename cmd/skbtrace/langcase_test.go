@@ -30,10 +30,7 @@ func TestLanguageCases(t *testing.T) {
 				t.Fatal(err)
 			}
 			ports := map[string]int{"A": closedUDPPort(t), "B": closedUDPPort(t)}
-			expand := func(s string) string {
-				return os.Expand(s, func(k string) string { return strconv.Itoa(ports[k]) })
-			}
-			script := expand(string(text))
+			script := strings.NewReplacer("${A}", strconv.Itoa(ports["A"]), "${B}", strconv.Itoa(ports["B"])).Replace(string(text))
 			var sends, want []string
 			for _, l := range strings.Split(script, "\n") {
 				if rest, ok := strings.CutPrefix(l, "// traffic:"); ok {
