@@ -112,6 +112,23 @@ func (l *lowerer) let(sp Span, g *gLet) Stmt {
 	return s
 }
 
+// deleteKeyArg turns bpftrace 0.2x's delete(@m, key) into the
+// delete(@m[key]) it means: the element is a map expression spanning
+// `@m, key`, so the checker and code generator see one form.
+func deleteKeyArg(c *CallExpr) *CallExpr {
+	if c.Name != "delete" || len(c.Args) != 2 {
+		return c
+	}
+	m, ok := c.Args[0].(*MapExpr)
+	if !ok || len(m.Keys) > 0 {
+		return c
+	}
+	key := c.Args[1]
+	elem := &MapExpr{At: Span{Start: m.At.Start, End: key.Span().End}, Name: m.Name, Keys: []Expr{key}}
+	c.Args = []Expr{elem}
+	return c
+}
+
 func (l *lowerer) checkTarget(e Expr) {
 	switch e.(type) {
 	case *MapExpr, *VarExpr:
@@ -269,7 +286,7 @@ func (l *lowerer) primary(g *gPrimary) Expr {
 		for _, a := range g.Args {
 			c.Args = append(c.Args, l.expr(a))
 		}
-		return c
+		return deleteKeyArg(c)
 	case g.Paren != nil:
 		return &ParenExpr{At: sp, X: l.expr(g.Paren)}
 	}

@@ -93,7 +93,7 @@ var lhist = &Func{Name: "lhist", Sig: "lhist(value, min, max, step)", Doc: "line
 func mapArg(name string, elem bool) *Func {
 	sig := name + "(@map)"
 	if elem {
-		sig = name + "(@map[key])"
+		sig = name + "(@map[key]) or " + name + "(@map, key)"
 	}
 	return &Func{Name: name, Sig: sig, Stmt: true, Infer: func(c Call) types.Type {
 		if !arity(c, sig, 1, 1) {

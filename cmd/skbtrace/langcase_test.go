@@ -15,6 +15,7 @@ import (
 //
 //	// traffic: A*3 B*2   datagrams to closed UDP ports A and B of 127.0.0.1
 //	// want: @[${A}]: 3   a line the output must hold
+//	// not: ${A}          text the output must not hold
 //
 // ${A} and ${B}, in the script and the wanted lines, are the ports the test
 // picked. Without traffic the script runs with -c true.
@@ -31,7 +32,7 @@ func TestLanguageCases(t *testing.T) {
 			}
 			ports := map[string]int{"A": closedUDPPort(t), "B": closedUDPPort(t)}
 			script := strings.NewReplacer("${A}", strconv.Itoa(ports["A"]), "${B}", strconv.Itoa(ports["B"])).Replace(string(text))
-			var sends, want []string
+			var sends, want, not []string
 			for _, l := range strings.Split(script, "\n") {
 				if rest, ok := strings.CutPrefix(l, "// traffic:"); ok {
 					for _, f := range strings.Fields(rest) {
@@ -42,6 +43,9 @@ func TestLanguageCases(t *testing.T) {
 				}
 				if rest, ok := strings.CutPrefix(l, "// want: "); ok {
 					want = append(want, rest)
+				}
+				if rest, ok := strings.CutPrefix(l, "// not: "); ok {
+					not = append(not, rest)
 				}
 			}
 			path := filepath.Join(t.TempDir(), filepath.Base(file))
@@ -64,6 +68,11 @@ func TestLanguageCases(t *testing.T) {
 				}
 				if !found {
 					t.Errorf("no line %q in the output:\n%s", w, out)
+				}
+			}
+			for _, n := range not {
+				if strings.Contains(out, n) {
+					t.Errorf("%q in the output:\n%s", n, out)
 				}
 			}
 		})
