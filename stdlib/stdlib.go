@@ -229,6 +229,8 @@ var Consts = []*Const{
 	// carry and bpftrace scripts compare skc_family with.
 	af("AF_UNSPEC", 0), af("AF_UNIX", 1), af("AF_INET", 2), af("AF_INET6", 10),
 	af("AF_NETLINK", 16), af("AF_PACKET", 17),
+	// bpftrace's booleans, printed true and false as bpftrace 0.2x prints them.
+	{Name: "true", Value: 1, Type: types.Bool}, {Name: "false", Value: 0, Type: types.Bool},
 }
 
 func af(name string, v uint64) *Const {
