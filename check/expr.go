@@ -379,10 +379,9 @@ func (c *checker) field(e *lang.FieldExpr) types.Type {
 	case types.Invalid:
 		return types.Bad
 	case types.Ptr:
+		// `.` on a pointer reads through it, as bpftrace 0.2x does:
+		// $sk.__sk_common.skc_family is $sk->__sk_common.skc_family.
 		structType = x.BTF
-		if !e.Arrow {
-			c.errorf(e, "write "+c.text(e.X)+"->"+e.Name, "%s is a pointer; use ->", c.text(e.X))
-		}
 	case types.Struct:
 		structType = x.BTF
 		if e.Arrow {
