@@ -1,6 +1,7 @@
 package check
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/cilium/ebpf/btf"
@@ -41,6 +42,9 @@ func (c *checker) binary(e *lang.BinaryExpr) types.Type {
 	}
 	// Arithmetic and bitwise operators.
 	if !x.IsInt() || !y.IsInt() {
+		if t, ok := c.paramSuffix(e, x); ok {
+			return t
+		}
 		if c.nonNumberParam(e.X, e.Y) {
 			return types.Bad
 		}
@@ -197,6 +201,28 @@ func EnumPrefix(en *btf.Enum) string {
 		}
 	}
 	return best
+}
+
+// paramSuffix resolves bpftrace's `str($2 + 1)`: a positional parameter
+// given as text is a pointer to it, and adding a constant no larger than its
+// length skips that many bytes.
+func (c *checker) paramSuffix(e *lang.BinaryExpr, x types.Type) (types.Type, bool) {
+	p, ok := lang.Unparen(e.X).(*lang.PosParam)
+	if !ok || e.Op != "+" || x.Kind != types.String {
+		return types.Bad, false
+	}
+	k := c.info.Consts[p]
+	if !k.IsStr {
+		return types.Bad, false
+	}
+	n, ok := c.constInt(e.Y)
+	if !ok || n < 0 || n > int64(len(k.Str)) {
+		c.errorf(e.Y, fmt.Sprintf("add a constant from 0 to %d, the length of %q", len(k.Str), k.Str), "only a constant no larger than its length can be added to $%d", p.N)
+		return types.Bad, true
+	}
+	v := k.Str[n:]
+	c.info.Consts[e] = Const{Str: v, IsStr: true}
+	return types.Str(max(len(v)+1, 16)), true
 }
 
 // paramAsString retypes a positional parameter as a string constant.

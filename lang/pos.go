@@ -28,6 +28,9 @@ type Span struct {
 type Source struct {
 	Name string
 	Text string
+	// Params are the positional parameters: a probe may name them, as
+	// bpftrace allows (interval:s:$1, kprobe:$1); they stand there as text.
+	Params []string
 	// lineStarts holds the offset of each line's first byte, built on the
 	// first PosAt: positions are then a binary search, not a scan.
 	lineStarts []int

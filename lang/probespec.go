@@ -1,6 +1,8 @@
 package lang
 
 import (
+	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -46,7 +48,12 @@ func (l *lowerer) spec(g *gSpec) *ProbeSpec {
 		s.Kind = ProbeKind(g.Text)
 		return s
 	}
-	kind, rest, found := strings.Cut(g.Text, ":")
+	text, ok := l.probeParams(sp, g.Text)
+	if !ok {
+		return s
+	}
+	s.Text = text
+	kind, rest, found := strings.Cut(text, ":")
 	k, ok := probeAliases[kind]
 	full := kind
 	if a, ok := outOfScopeAliases[kind]; ok {
@@ -64,7 +71,7 @@ func (l *lowerer) spec(g *gSpec) *ProbeSpec {
 		if !found {
 			hint = "a probe is KIND:TARGET, e.g. skb:ip_rcv or tracepoint:skb:kfree_skb"
 		}
-		l.diags.Add(sp, hint, "unknown probe %q", g.Text)
+		l.diags.Add(sp, hint, "unknown probe %q", text)
 		return s
 	}
 	s.Kind, s.Target = k, rest
@@ -73,7 +80,7 @@ func (l *lowerer) spec(g *gSpec) *ProbeSpec {
 		cat, name, ok := strings.Cut(rest, ":")
 		// A category of * stands for any: tracepoints attach by name.
 		if !ok || cat == "" || name == "" || strings.ContainsAny(name, "*?[") || (cat != "*" && strings.ContainsAny(cat, "*?[")) {
-			l.diags.Add(sp, "write tracepoint:CATEGORY:NAME, e.g. tracepoint:skb:kfree_skb", "invalid tracepoint %q", g.Text)
+			l.diags.Add(sp, "write tracepoint:CATEGORY:NAME, e.g. tracepoint:skb:kfree_skb", "invalid tracepoint %q", text)
 		}
 		s.Category, s.Name = cat, name
 	case ProbeInterval:
@@ -93,6 +100,29 @@ func (l *lowerer) spec(g *gSpec) *ProbeSpec {
 	}
 	return s
 }
+
+// probeParams puts the positional parameters a probe names ($1, $2...) in
+// its text, as bpftrace does: `interval:s:$1` run with 5 is interval:s:5.
+func (l *lowerer) probeParams(sp Span, text string) (string, bool) {
+	if !strings.Contains(text, "$") {
+		return text, true
+	}
+	ok := true
+	out := positionalRef.ReplaceAllStringFunc(text, func(ref string) string {
+		n, _ := strconv.Atoi(ref[1:])
+		if n == 0 || n > len(l.src.Params) {
+			if ok {
+				l.diags.Add(sp, fmt.Sprintf("give the script's arguments after it (%d given)", len(l.src.Params)), "%s in probe %q is not given", ref, text)
+			}
+			ok = false
+			return ref
+		}
+		return l.src.Params[n-1]
+	})
+	return out, ok
+}
+
+var positionalRef = regexp.MustCompile(`\$[0-9]+`)
 
 // interval parses UNIT:N (s, ms, us, hz) or bpftrace's Ns / Nms into nanoseconds.
 func (l *lowerer) interval(sp Span, rest string) uint64 {

@@ -16,6 +16,9 @@ import (
 //	// traffic: A*3 B*2   datagrams to closed UDP ports A and B of 127.0.0.1
 //	// want: @[${A}]: 3   a line the output must hold
 //	// not: ${A}          text the output must not hold
+//	// args: 5 hello      the positional parameters $1, $2, ...
+//	// exits              the script ends itself with exit() (an interval:
+//	//                    probe), within --duration 20s; it has no traffic
 //
 // ${A} and ${B}, in the script and the wanted lines, are the ports the test
 // picked. Without traffic the script runs with -c true.
@@ -32,7 +35,8 @@ func TestLanguageCases(t *testing.T) {
 			}
 			ports := map[string]int{"A": closedUDPPort(t), "B": closedUDPPort(t)}
 			script := strings.NewReplacer("${A}", strconv.Itoa(ports["A"]), "${B}", strconv.Itoa(ports["B"])).Replace(string(text))
-			var sends, want, not []string
+			var sends, want, not, args []string
+			exits := false
 			for _, l := range strings.Split(script, "\n") {
 				if rest, ok := strings.CutPrefix(l, "// traffic:"); ok {
 					for _, f := range strings.Fields(rest) {
@@ -47,6 +51,10 @@ func TestLanguageCases(t *testing.T) {
 				if rest, ok := strings.CutPrefix(l, "// not: "); ok {
 					not = append(not, rest)
 				}
+				exits = exits || l == "// exits"
+				if rest, ok := strings.CutPrefix(l, "// args:"); ok {
+					args = append(args, strings.Fields(rest)...)
+				}
 			}
 			path := filepath.Join(t.TempDir(), filepath.Base(file))
 			if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
@@ -56,7 +64,11 @@ func TestLanguageCases(t *testing.T) {
 			if len(sends) > 0 {
 				cmd = "sh -c '" + strings.Join(sends, " && ") + "'"
 			}
-			code, out, errs := runCLI(t, "-c", cmd, path)
+			run := []string{"-c", cmd}
+			if exits {
+				run = []string{"--duration", "20s"}
+			}
+			code, out, errs := runCLI(t, append(append(run, path), args...)...)
 			if code != 0 {
 				t.Fatalf("exit %d:\n%s", code, errs)
 			}

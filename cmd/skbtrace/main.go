@@ -158,6 +158,9 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		o.filter = ""
 	} else {
 		src, params, err = scriptSource(o, fs.Args())
+		if src != nil {
+			src.Params = params
+		}
 		if t, ok := toolOf(fs.Args()); ok && t.Graph && !o.programSet {
 			o.graph = true
 		}
