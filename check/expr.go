@@ -72,6 +72,8 @@ func (c *checker) expr1(e lang.Expr) types.Type {
 		return c.cond(e)
 	case *lang.CastExpr:
 		return c.cast(e)
+	case *lang.TypeOfExpr:
+		return c.typeOf(e)
 	case *lang.ParenExpr:
 		t := c.expr(e.X)
 		if k, ok := c.info.Consts[e.X]; ok {

@@ -207,6 +207,19 @@ type CastExpr struct {
 	X    Expr
 }
 
+// TypeOfExpr is bpftrace's sizeof(TYPE), sizeof(x), offsetof(TYPE, a.b) or
+// offsetof(x, a.b): Op is "sizeof" or "offsetof"; Type and Ptr are a
+// CastExpr's (Type empty where X is the operand); Fields the member path.
+type TypeOfExpr struct {
+	At       Span
+	Op       string
+	Type     string
+	Ptr      int
+	TypeSpan Span
+	X        Expr
+	Fields   []string
+}
+
 // CondExpr is `cond ? then : else`.
 type CondExpr struct {
 	At               Span
@@ -234,6 +247,7 @@ func (*UnaryExpr) exprNode()  {}
 func (*BinaryExpr) exprNode() {}
 func (*CondExpr) exprNode()   {}
 func (*CastExpr) exprNode()   {}
+func (*TypeOfExpr) exprNode() {}
 func (*ParenExpr) exprNode()  {}
 
 func (*ExprStmt) stmtNode()   {}
@@ -323,4 +337,5 @@ func (n *CondExpr) Span() Span { return n.At }
 func (n *ParenExpr) Span() Span { return n.At }
 
 // Span returns the source span of the node.
-func (n *CastExpr) Span() Span { return n.At }
+func (n *CastExpr) Span() Span   { return n.At }
+func (n *TypeOfExpr) Span() Span { return n.At }

@@ -47,6 +47,7 @@ type descentNodes struct {
 	opArgs    slab[gOpArg]
 	unaries   slab[gUnary]
 	casts     slab[gCast]
+	typeOfs   slab[gTypeOf]
 	postfixes slab[gPostfix]
 	selectors slab[gSelector]
 	primaries slab[gPrimary]
@@ -66,6 +67,7 @@ func (n *descentNodes) reset() {
 	n.opArgs.reset()
 	n.unaries.reset()
 	n.casts.reset()
+	n.typeOfs.reset()
 	n.postfixes.reset()
 	n.selectors.reset()
 	n.primaries.reset()
@@ -616,6 +618,11 @@ func (p *descent) primary() (*gPrimary, bool) {
 			g.MapKeys = keys
 		}
 	case tIdent:
+		at := p.i
+		if to, ok := p.typeOf(); p.taken(ok, at) {
+			g.TypeOf = to
+			break
+		}
 		g.Ident = p.refPtr(t)
 		start := p.i
 		if p.lit("(") {
@@ -638,6 +645,57 @@ func (p *descent) primary() (*gPrimary, bool) {
 			return nil, false
 		}
 		g.Paren = paren
+	}
+	g.EndPos = p.peek().Pos
+	return g, true
+}
+
+var typeOfKeywords = []string{"sizeof", "offsetof"}
+
+// gTypeOf: `@( "sizeof" | "offsetof" ) "(" ( @@ | @@ ) ( "," @Ident ( "."
+// @Ident )* )? ")"`
+func (p *descent) typeOf() (*gTypeOf, bool) {
+	if !p.at("sizeof") && !p.at("offsetof") {
+		return nil, false
+	}
+	g := p.nodes.typeOfs.new(gTypeOf{Pos: p.peek().Pos})
+	g.Kw, _ = p.oneOf(typeOfKeywords)
+	if !p.lit("(") {
+		return nil, false
+	}
+	start := p.i
+	if t, ok := p.typ(); p.taken(ok, start) {
+		g.Type = t
+	} else if x, ok := p.expr(); p.taken(ok, start) {
+		g.X = x
+	} else {
+		return nil, false
+	}
+	start = p.i
+	var fields []string
+	ok := p.lit(",")
+	if ok {
+		var f string
+		f, ok = p.ref(tIdent)
+		fields = append(fields, f)
+		for n := 0; ok; n++ {
+			p.iterate(n)
+			at := p.i
+			more := p.lit(".")
+			if more {
+				f, more = p.ref(tIdent)
+			}
+			if !p.taken(more, at) {
+				break
+			}
+			fields = append(fields, f)
+		}
+	}
+	if p.taken(ok, start) {
+		g.Fields = fields
+	}
+	if !p.lit(")") {
+		return nil, false
 	}
 	g.EndPos = p.peek().Pos
 	return g, true

@@ -16,7 +16,7 @@ import (
 // grammarTypes are the g* types of grammar.go, each of which descent.go
 // transliterates.
 var grammarTypes = []any{gScript{}, gProbe{}, gSpec{}, gBlock{}, gStmt{}, gIf{}, gExpr{},
-	gBinary{}, gOpArg{}, gUnary{}, gCast{}, gPostfix{}, gSelector{}, gPrimary{}}
+	gBinary{}, gOpArg{}, gUnary{}, gCast{}, gPostfix{}, gSelector{}, gPrimary{}, gTypeOf{}}
 
 // TestGrammarUnchanged keeps the grammar descent.go was written for in
 // testdata/grammar.golden: participle's EBNF of it, and every field with
@@ -98,6 +98,11 @@ func FuzzDescent(f *testing.F) {
 	// tried, or at its 5th and the parse stops there.
 	f.Add("BEGIN { $x = (uint32 * * 3); }")
 	f.Add("BEGIN { $x = (uint32 * * * 3); }")
+	// sizeof and offsetof failing at each of their parts.
+	for _, e := range []string{"sizeof", "sizeof + 1", "sizeof(struct)", "sizeof(struct x *", "offsetof(x, )",
+		"offsetof(struct a, b.)", "offsetof(struct a, b.c.d)", "offsetof(struct a b)", "sizeof(uint8 * 2)", "sizeof(x)(1)"} {
+		f.Add("BEGIN { $x = " + e + "; }")
+	}
 	f.Fuzz(func(t *testing.T, text string) { compareParsers(t, "fuzz.st", text) })
 }
 

@@ -152,6 +152,18 @@ func (d dumper) expr(depth int, e Expr) {
 	case *CastExpr:
 		d.line(depth, e, "Cast %s%s", e.Type, strings.Repeat(" *", e.Ptr))
 		d.expr(depth+1, e.X)
+	case *TypeOfExpr:
+		what := e.Type + strings.Repeat(" *", e.Ptr)
+		if e.Type == "" {
+			what = "expr"
+		}
+		if len(e.Fields) > 0 {
+			what += ", " + strings.Join(e.Fields, ".")
+		}
+		d.line(depth, e, "%s(%s)", e.Op, what)
+		if e.X != nil {
+			d.expr(depth+1, e.X)
+		}
 	case *ParenExpr:
 		d.line(depth, e, "Paren")
 		d.expr(depth+1, e.X)

@@ -145,8 +145,20 @@ type gPrimary struct {
 	Var     *string  `parser:"  | @Var"`
 	Map     *string  `parser:"  | @Map"`
 	MapKeys []*gExpr `parser:"    ( \"[\" @@ ( \",\" @@ )* \"]\" )?"`
+	TypeOf  *gTypeOf `parser:"  | @@"`
 	Ident   *string  `parser:"  | @Ident"`
 	Call    *string  `parser:"    ( @\"(\""`
 	Args    []*gExpr `parser:"      ( @@ ( \",\" @@ )* )? \")\" )?"`
 	Paren   *gExpr   `parser:"  | \"(\" @@ \")\" )"`
+}
+
+// gTypeOf is bpftrace's sizeof(TYPE), sizeof(expr), offsetof(struct X, a.b)
+// and offsetof(expr, a.b): constants from BTF.
+type gTypeOf struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Kw     string   `parser:"@( \"sizeof\" | \"offsetof\" ) \"(\""`
+	Type   *gType   `parser:"(   @@"`
+	X      *gExpr   `parser:"  | @@ )"`
+	Fields []string `parser:"( \",\" @Ident ( \".\" @Ident )* )? \")\""`
 }

@@ -278,6 +278,8 @@ func (l *lowerer) primary(g *gPrimary) Expr {
 			m.Keys = append(m.Keys, l.expr(k))
 		}
 		return m
+	case g.TypeOf != nil:
+		return l.typeOf(sp, g.TypeOf)
 	case g.Ident != nil:
 		if g.Call == nil {
 			return &Ident{At: sp, Name: *g.Ident}
@@ -400,4 +402,24 @@ func parseInt(text string) (uint64, error) {
 		v *= 10
 	}
 	return v, nil
+}
+
+// typeOf lowers sizeof(...) and offsetof(..., member).
+func (l *lowerer) typeOf(sp Span, g *gTypeOf) Expr {
+	e := &TypeOfExpr{At: sp, Op: g.Kw, Fields: g.Fields}
+	if t := g.Type; t != nil {
+		e.Type, e.Ptr, e.TypeSpan = t.IntTy, len(t.Stars), l.span(t.Pos, t.EndPos)
+		if t.Tag != "" {
+			e.Type = t.Tag + " " + t.Name
+		}
+	} else {
+		e.X = l.expr(g.X)
+	}
+	switch {
+	case g.Kw == "sizeof" && len(g.Fields) > 0:
+		l.diags.Add(sp, "sizeof takes a type or an expression: sizeof(struct sk_buff), sizeof(skb->len); offsetof(struct sk_buff, len) gives a member's offset", "sizeof takes one argument")
+	case g.Kw == "offsetof" && len(g.Fields) == 0:
+		l.diags.Add(sp, "name the member: offsetof(struct sk_buff, len), offsetof(struct sock, __sk_common.skc_family)", "offsetof needs a member")
+	}
+	return e
 }

@@ -66,5 +66,9 @@ func Inspect(n Node, f func(Node) bool) {
 		each(n.X)
 	case *CastExpr:
 		each(n.X)
+	case *TypeOfExpr:
+		if n.X != nil {
+			each(n.X)
+		}
 	}
 }

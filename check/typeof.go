@@ -1,0 +1,161 @@
+package check
+
+import (
+	"strings"
+
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/lang/types"
+)
+
+// typeOf checks bpftrace's sizeof(TYPE), sizeof(x), offsetof(TYPE, a.b) and
+// offsetof(x, a.b): constants from the kernel's BTF, in bytes. The operand
+// of sizeof(x) is typed, never evaluated.
+func (c *checker) typeOf(e *lang.TypeOfExpr) types.Type {
+	size, base, ok := c.typeOfOperand(e)
+	if !ok {
+		return types.Bad
+	}
+	if e.Op == "sizeof" {
+		c.info.Consts[e] = Const{Int: size}
+		return types.U64
+	}
+	off, ok := c.memberOffset(e, base)
+	if !ok {
+		return types.Bad
+	}
+	c.info.Consts[e] = Const{Int: off}
+	return types.U64
+}
+
+// typeOfOperand is the size of the type or expression sizeof and offsetof
+// name, and the BTF type offsetof walks (nil where there is none).
+func (c *checker) typeOfOperand(e *lang.TypeOfExpr) (uint64, btf.Type, bool) {
+	if e.X != nil {
+		t := c.typeOfExpr(e.X)
+		switch {
+		case t.Kind == types.Invalid:
+			return 0, nil, false
+		case t.Kind == types.Struct && t.BTF != nil:
+			n, err := btf.Sizeof(t.BTF)
+			if err != nil {
+				c.errorf(e.X, "", "the size of %s is not known: %v", types.CName(t.BTF), err)
+				return 0, nil, false
+			}
+			return uint64(n), t.BTF, true
+		case t.Kind == types.Ptr:
+			return 8, t.BTF, true
+		}
+		return uint64(t.Size), nil, true
+	}
+	at := lang.Node(nameNode{e.TypeSpan})
+	if t, ok := castInts[e.Type]; ok {
+		if e.Ptr > 0 {
+			return 8, nil, true
+		}
+		return uint64(t.Size), nil, true
+	}
+	tag, name, _ := strings.Cut(e.Type, " ")
+	var target btf.Type
+	var err error
+	if tag == "union" {
+		var u *btf.Union
+		err = c.opts.BTF.TypeByName(name, &u)
+		target = u
+	} else {
+		var s *btf.Struct
+		err = c.opts.BTF.TypeByName(name, &s)
+		target = s
+	}
+	if err != nil {
+		c.errorf(at, didYouMean(name, indexOf(c.opts.BTF).structNames()), "unknown %s %q in the kernel's BTF", tag, name)
+		return 0, nil, false
+	}
+	if e.Ptr > 0 {
+		return 8, nil, true
+	}
+	n, err := btf.Sizeof(target)
+	if err != nil {
+		c.errorf(at, "", "the size of %s is not known: %v", e.Type, err)
+		return 0, nil, false
+	}
+	return uint64(n), target, true
+}
+
+// memberOffset is the byte offset of offsetof's member path in base: struct
+// and union members, through nested ones (a.b), never through a pointer.
+// An expression's pointer is walked from the struct it points to, as
+// offsetof(skb, len) in bpftrace.
+func (c *checker) memberOffset(e *lang.TypeOfExpr, base btf.Type) (uint64, bool) {
+	what := e.Type + strings.Repeat(" *", e.Ptr)
+	if e.X != nil {
+		what = c.text(e.X)
+	}
+	cur := base
+	var bits uint64
+	for i, name := range e.Fields {
+		switch btf.UnderlyingType(cur).(type) {
+		case *btf.Struct, *btf.Union:
+		default:
+			path := strings.Join(e.Fields[:i], ".")
+			if path == "" {
+				path = what
+			}
+			hint := ""
+			if i == 0 && e.Ptr > 0 {
+				hint = "offsetof takes the struct itself: offsetof(" + e.Type + ", " + strings.Join(e.Fields, ".") + ")"
+			}
+			if p, ok := btf.UnderlyingType(cur).(*btf.Pointer); ok && i > 0 {
+				c.errorf(e, "offsetof("+types.CName(btf.UnderlyingType(p.Target))+", "+strings.Join(e.Fields[i:], ".")+") is the offset behind it",
+					"offsetof: %s is a pointer; offsetof adds the offsets of members within one struct", path)
+				return 0, false
+			}
+			c.errorf(e, hint, "offsetof: %s is not a struct or union, so it has no member %s", path, name)
+			return 0, false
+		}
+		m, ok := c.resolveMember(cur, name, false)
+		if !ok {
+			c.errorf(e, didYouMean(name, memberNames(cur)), "unknown field %q of %s", name, types.CName(btf.UnderlyingType(cur)))
+			return 0, false
+		}
+		if m.BitfieldSize != 0 {
+			c.errorf(e, "", "offsetof: %s is a bitfield, which has no byte offset", name)
+			return 0, false
+		}
+		bits += uint64(m.Offset)
+		cur = m.BTF
+	}
+	return bits / 8, true
+}
+
+// typeOfExpr types sizeof's operand: `*p` there is the struct p points to
+// (sizeof(*skb)), which an expression elsewhere cannot be.
+func (c *checker) typeOfExpr(x lang.Expr) types.Type {
+	u, ok := lang.Unparen(x).(*lang.UnaryExpr)
+	if !ok || u.Op != "*" {
+		return c.expr(x)
+	}
+	p := c.expr(u.X)
+	if p.Kind != types.Ptr {
+		return c.expr(x)
+	}
+	t, ok := c.fromBTF(p.BTF)
+	if !ok {
+		switch btf.UnderlyingType(p.BTF).(type) {
+		case *btf.Struct, *btf.Union:
+			t = types.Type{Kind: types.Struct, BTF: p.BTF}
+		default:
+			c.errorf(x, "", "the size of %s is not known", types.CName(p.BTF))
+			return types.Bad
+		}
+	}
+	if t.Kind == types.Struct {
+		t.BTF = p.BTF
+	}
+	c.info.Types[u] = t
+	if x != lang.Expr(u) {
+		c.info.Types[x] = t
+	}
+	return t
+}
