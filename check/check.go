@@ -31,6 +31,10 @@ type Options struct {
 	// names match a glob, for kprobe:GLOB and the like. Without it, or
 	// where it fails, every function BTF describes is a candidate.
 	MatchFuncs func(glob string) ([]string, error)
+	// MatchTracepoints, when set, lists "CATEGORY:NAME" of the tracepoints
+	// a tracepoint glob's two globs match (tracefs's events). Without it the
+	// raw tracepoints of BTF are listed.
+	MatchTracepoints func(category, name string) ([]string, error)
 }
 
 // Check resolves every name of a script and computes every expression's type.

@@ -18,8 +18,12 @@ func (c *checker) probeContext(p *lang.Probe) *ProbeInfo {
 	pi := &ProbeInfo{Skb: true, Reason: true, Func: true, Entry: true, Retval: types.Bad}
 	use := c.scanArgs(p)
 	first := types.Bad // the first spec's return type
-	for i, s := range p.Specs {
-		si := c.spec(s, use)
+	specs, missed := c.expandSpecs(p.Specs)
+	for i, s := range specs {
+		si := &SpecInfo{Spec: s, SkbParam: -1, ReasonParam: -1, Unresolved: true}
+		if !missed[s] {
+			si = c.spec(s, use)
+		}
 		pi.Specs = append(pi.Specs, si)
 		if si.Unresolved {
 			// The spec's own error was reported; do not add errors about
@@ -30,7 +34,7 @@ func (c *checker) probeContext(p *lang.Probe) *ProbeInfo {
 		if i == 0 {
 			pi.Record, pi.DataLocs = si.Record, si.DataLocs
 		} else if (si.Record == nil) != (pi.Record == nil) {
-			c.errorf(s, "split the probe list", "%s is read by its raw arguments and %s by its format fields", p.Specs[0].Text, s.Text)
+			c.errorf(s, "split the probe list", "%s is read by its raw arguments and %s by its format fields", specs[0].Text, s.Text)
 		}
 		skb, reason, fn, retval, noArgs := c.provides(si)
 		if noArgs != "" {
@@ -50,14 +54,14 @@ func (c *checker) probeContext(p *lang.Probe) *ProbeInfo {
 			pi.Params, pi.NoArgs = si.Params, noArgs
 			continue
 		}
-		if s.Kind == lang.ProbeSkbRet && p.Specs[0].Kind == lang.ProbeSkbRet {
+		if s.Kind == lang.ProbeSkbRet && specs[0].Kind == lang.ProbeSkbRet {
 			// skbret: lists mix return types by design: retval is their
 			// common type, or each function's (MixedRetval).
 			pi.Retval = commonRetval(pi.Retval, retval)
 		} else if retval.Kind != first.Kind || retval.Size != first.Size || retval.Signed != first.Signed {
 			if pi.RetvalDiffers == nil && (first.Kind != types.Invalid || retval.Kind != types.Invalid) {
 				pi.RetvalDiffers = s
-				pi.RetvalWhy = fmt.Sprintf("%s %s, %s %s", p.Specs[0].Text, c.returns(pi.Specs[0]), s.Text, c.returns(si))
+				pi.RetvalWhy = fmt.Sprintf("%s %s, %s %s", specs[0].Text, c.returns(pi.Specs[0]), s.Text, c.returns(si))
 			}
 			pi.Retval = types.Bad
 		}

@@ -78,8 +78,10 @@ func (l *lowerer) spec(g *gSpec) *ProbeSpec {
 	switch k {
 	case ProbeTracepoint:
 		cat, name, ok := strings.Cut(rest, ":")
-		// A category of * stands for any: tracepoints attach by name.
-		if !ok || cat == "" || name == "" || strings.ContainsAny(name, "*?[") || (cat != "*" && strings.ContainsAny(cat, "*?[")) {
+		// A category of * stands for any: tracepoints attach by name. Globs
+		// elsewhere (tracepoint:sched:sched*, tracepoint:net:*) attach to
+		// every tracepoint they match, which the checker lists.
+		if !ok || cat == "" || name == "" || !isGlob(cat) || !isGlob(name) {
 			l.diags.Add(sp, "write tracepoint:CATEGORY:NAME, e.g. tracepoint:skb:kfree_skb", "invalid tracepoint %q", text)
 		}
 		s.Category, s.Name = cat, name

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"golang.org/x/sys/unix"
 
@@ -68,10 +69,30 @@ func TracepointExists(category, name string) bool {
 	return err != nil || len(matches) > 0
 }
 
+// MatchTracepoints lists "CATEGORY:NAME" of the tracepoints tracefs has
+// that the two globs match, in name order.
+func MatchTracepoints(category, name string) ([]string, error) {
+	dir, _, err := Tracefs()
+	if err != nil {
+		return nil, err
+	}
+	matches, err := filepath.Glob(filepath.Join(dir, "events", category, name, "format"))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, m := range matches {
+		ev := filepath.Dir(m)
+		out = append(out, filepath.Base(filepath.Dir(ev))+":"+filepath.Base(ev))
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
 // CheckOptions are the checker's options for this kernel: the types of
 // spec, the positional parameters, tracefs for classic tracepoints (warn
 // hears what it could not read) and the functions that can be traced.
 func CheckOptions(spec check.BTF, params []string, warn func(string)) check.Options {
 	return check.Options{BTF: spec, Params: params, TracepointFormat: TracepointFormat(warn), TracepointExists: TracepointExists,
-		MatchFuncs: TraceableFuncs}
+		MatchFuncs: TraceableFuncs, MatchTracepoints: MatchTracepoints}
 }
