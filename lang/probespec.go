@@ -126,20 +126,25 @@ func (l *lowerer) probeParams(sp Span, text string) (string, bool) {
 
 var positionalRef = regexp.MustCompile(`\$[0-9]+`)
 
-// interval parses UNIT:N (s, ms, us, hz) or bpftrace's Ns / Nms into nanoseconds.
+// interval parses UNIT:N (s, ms, us, hz) or bpftrace's Ns / Nms / N (in
+// nanoseconds) into nanoseconds.
 func (l *lowerer) interval(sp Span, rest string) uint64 {
 	unit, num, ok := strings.Cut(rest, ":")
 	if !ok {
 		i := strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
-		if i > 0 {
+		switch {
+		case i > 0:
 			num, unit = rest[:i], rest[i:]
+		case i < 0:
+			// bpftrace's interval:COUNT is in nanoseconds.
+			num, unit = rest, "ns"
 		}
 	}
-	mult := map[string]uint64{"s": 1e9, "ms": 1e6, "us": 1e3, "hz": 0}
+	mult := map[string]uint64{"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1, "hz": 0}
 	m, known := mult[unit]
 	n, err := strconv.ParseUint(num, 10, 64)
 	if !known || err != nil || n == 0 {
-		l.diags.Add(sp, "write interval:s:N, interval:ms:N, interval:us:N or interval:hz:N with N > 0", "invalid interval %q", "interval:"+rest)
+		l.diags.Add(sp, "write interval:s:N, interval:ms:N, interval:us:N, interval:hz:N or interval:Ns with N > 0", "invalid interval %q", "interval:"+rest)
 		return 0
 	}
 	if unit == "hz" {

@@ -12,7 +12,9 @@ import (
 // suite (test/vm/cases/fn-glob-*.case).
 func TestFuncGlobsOnThisKernel(t *testing.T) {
 	for _, s := range []string{`kprobe:ip_rcv* { @[func] = count() }`, `kretprobe:ip_rcv* { @[func, retval] = count() }`,
-		`fentry:ip_rcv* { @[func] = count() }`, `fexit:ip_rcv* { @[func, retval] = count() }`} {
+		`fentry:ip_rcv* { @[func] = count() }`, `fexit:ip_rcv* { @[func, retval] = count() }`,
+		// The glob inside the name, or first.
+		`kprobe:tcp_*_rcv { @[func] = count() }`, `fentry:*_rcv_established { @[func] = count() }`} {
 		code, _, errs := runCLI(t, "-e", s, "--duration", "20ms")
 		if code == 0 {
 			t.Logf("%s traces on this kernel", s)
