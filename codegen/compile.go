@@ -396,6 +396,11 @@ func compileProbeWith(noOne bool, info *check.Info, ms *mapSet, out *Output, p *
 		// kprobes, to every function whose skb is at argument skbArg.
 		g.ctx = ctxRegs
 		ps.Type = ebpf.Kprobe
+	case lang.ProbeProfile:
+		// A perf_event program, which the runtime attaches to a software
+		// CPU-clock event on every CPU.
+		g.ctx = ctxArgs
+		ps.Type = ebpf.PerfEvent
 	case lang.ProbeBegin, lang.ProbeEnd, lang.ProbeInterval:
 		// Never attached: the runtime runs these with BPF_PROG_TEST_RUN, at
 		// start, at the end, or on a timer.

@@ -41,6 +41,9 @@ const (
 	ProbeBegin      ProbeKind = "BEGIN"
 	ProbeEnd        ProbeKind = "END"
 	ProbeInterval   ProbeKind = "interval"
+	// ProbeProfile fires on every CPU at a rate (profile:hz:99), from a
+	// software perf event (the CPU clock) per CPU.
+	ProbeProfile ProbeKind = "profile"
 )
 
 // ProbeSpec is one attach point of a probe list, such as `skb:ip_rcv*`,
@@ -53,8 +56,10 @@ type ProbeSpec struct {
 	Target string
 	// Category and Name split a tracepoint target.
 	Category, Name string
-	// Period is an interval probe's period in nanoseconds.
+	// Period is an interval or profile probe's period in nanoseconds; Hz,
+	// where set instead, a profile probe's rate per CPU.
 	Period uint64
+	Hz     uint64
 	Text   string
 }
 

@@ -45,6 +45,12 @@ func (d dumper) probe(depth int, p *Probe) {
 			d.line(depth+1, s, "Spec %s category=%s name=%s", s.Kind, s.Category, s.Name)
 		case ProbeInterval:
 			d.line(depth+1, s, "Spec %s period=%dns", s.Kind, s.Period)
+		case ProbeProfile:
+			if s.Hz != 0 {
+				d.line(depth+1, s, "Spec %s hz=%d", s.Kind, s.Hz)
+			} else {
+				d.line(depth+1, s, "Spec %s period=%dns", s.Kind, s.Period)
+			}
 		case ProbeBegin, ProbeEnd:
 			d.line(depth+1, s, "Spec %s", s.Kind)
 		default:

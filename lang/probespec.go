@@ -14,6 +14,7 @@ var probeAliases = map[string]ProbeKind{
 	"fentry": ProbeFentry, "f": ProbeFentry, "fexit": ProbeFexit, "fr": ProbeFexit,
 	"tracepoint": ProbeTracepoint, "t": ProbeTracepoint,
 	"interval": ProbeInterval, "i": ProbeInterval,
+	"profile": ProbeProfile, "p": ProbeProfile,
 	// bpftrace's older names of fentry and fexit.
 	"kfunc": ProbeFentry, "kretfunc": ProbeFexit,
 }
@@ -22,7 +23,6 @@ var probeAliases = map[string]ProbeKind{
 var outOfScope = map[string]string{
 	"uprobe":          "user-space probes are out of scope: skbtrace follows packets through the kernel; use bpftrace for user space",
 	"usdt":            "USDT probes are out of scope: skbtrace follows packets through the kernel; use bpftrace for user space",
-	"profile":         "sampling probes are out of scope: skbtrace attaches to packet events; use interval: for periodic output",
 	"software":        "perf software events are out of scope: skbtrace attaches to packet events",
 	"hardware":        "perf hardware events are out of scope: skbtrace attaches to packet events",
 	"watchpoint":      "watchpoints are out of scope: skbtrace attaches to packet events",
@@ -33,12 +33,12 @@ var outOfScope = map[string]string{
 
 // outOfScopeAliases are the short names of outOfScope's kinds.
 var outOfScopeAliases = map[string]string{
-	"u": "uprobe", "ur": "uprobe", "uretprobe": "uprobe", "U": "usdt", "p": "profile",
+	"u": "uprobe", "ur": "uprobe", "uretprobe": "uprobe", "U": "usdt",
 	"s": "software", "h": "hardware", "w": "watchpoint", "aw": "asyncwatchpoint", "rt": "rawtracepoint",
 }
 
 // ProbeKindNames lists the probe kinds, for hints.
-var ProbeKindNames = []string{"skb", "skbret", "kprobe", "kretprobe", "fentry", "fexit", "tracepoint", "interval", "BEGIN", "END"}
+var ProbeKindNames = []string{"skb", "skbret", "kprobe", "kretprobe", "fentry", "fexit", "tracepoint", "interval", "profile", "BEGIN", "END"}
 
 func (l *lowerer) spec(g *gSpec) *ProbeSpec {
 	sp := l.span(g.Pos, g.EndPos)
@@ -86,7 +86,17 @@ func (l *lowerer) spec(g *gSpec) *ProbeSpec {
 		}
 		s.Category, s.Name = cat, name
 	case ProbeInterval:
-		s.Period = l.interval(sp, rest)
+		s.Period = l.interval(sp, "interval", rest)
+	case ProbeProfile:
+		if n, ok := strings.CutPrefix(rest, "hz:"); ok {
+			if hz, err := strconv.ParseUint(n, 10, 64); err == nil && hz > 0 && hz <= maxProfileHz {
+				s.Hz = hz
+				break
+			}
+			l.diags.Add(sp, fmt.Sprintf("write profile:hz:N with N from 1 to %d, e.g. profile:hz:99", maxProfileHz), "invalid profile rate %q", text)
+			break
+		}
+		s.Period = l.interval(sp, "profile", rest)
 	case ProbeKprobe, ProbeKretprobe, ProbeFentry, ProbeFexit:
 		// A glob (kprobe:tcp_*) attaches to every traceable function it
 		// matches, as skb: does.
@@ -124,11 +134,15 @@ func (l *lowerer) probeParams(sp Span, text string) (string, bool) {
 	return out, ok
 }
 
+// maxProfileHz is the highest profile rate: the kernel's
+// perf_event_max_sample_rate default.
+const maxProfileHz = 100000
+
 var positionalRef = regexp.MustCompile(`\$[0-9]+`)
 
 // interval parses UNIT:N (s, ms, us, hz) or bpftrace's Ns / Nms / N (in
 // nanoseconds) into nanoseconds.
-func (l *lowerer) interval(sp Span, rest string) uint64 {
+func (l *lowerer) interval(sp Span, kind, rest string) uint64 {
 	unit, num, ok := strings.Cut(rest, ":")
 	if !ok {
 		i := strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
@@ -144,14 +158,17 @@ func (l *lowerer) interval(sp Span, rest string) uint64 {
 	m, known := mult[unit]
 	n, err := strconv.ParseUint(num, 10, 64)
 	if !known || err != nil || n == 0 {
-		l.diags.Add(sp, "write interval:s:N, interval:ms:N, interval:us:N, interval:hz:N or interval:Ns with N > 0", "invalid interval %q", "interval:"+rest)
+		k := kind
+		l.diags.Add(sp, "write "+k+":s:N, "+k+":ms:N, "+k+":us:N, "+k+":hz:N or "+k+":Ns with N > 0", "invalid %s %q", kind, kind+":"+rest)
 		return 0
 	}
 	if unit == "hz" {
 		return 1e9 / n
 	}
-	if m*n < 1e6 {
-		l.diags.Add(sp, "the shortest interval is 1ms", "interval %q is too short", "interval:"+rest)
+	// The runtime runs intervals from a timer; profile's perf events
+	// take any period.
+	if m*n < 1e6 && kind == "interval" {
+		l.diags.Add(sp, "the shortest "+kind+" is 1ms", "%s %q is too short", kind, kind+":"+rest)
 	}
 	return m * n
 }

@@ -26,7 +26,9 @@ type Session struct {
 	info  *check.Info
 	coll  *ebpf.Collection
 	links []link.Link
-	fmt   *formatter
+	// profiles are the profile probes' perf events.
+	profiles []*profileEvents
+	fmt      *formatter
 	// events reads the ring buffer; done reports the reader's end.
 	events eventReader
 	done   chan error
@@ -188,6 +190,14 @@ func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (*S
 		switch p.Spec.Spec.Kind {
 		case lang.ProbeBegin, lang.ProbeEnd, lang.ProbeInterval:
 			continue
+		case lang.ProbeProfile:
+			pe, err := attachProfile(p.Spec.Spec, coll.Programs[p.Name])
+			if err != nil {
+				s.Close()
+				return nil, err
+			}
+			s.profiles = append(s.profiles, pe)
+			continue
 		}
 		l, err := attach(p, coll.Programs[p.Name])
 		if err != nil {
@@ -322,6 +332,10 @@ func (s *Session) Detach() error {
 		close(s.stopTimers)
 		s.timers.Wait()
 		s.stopTimers = nil
+		for _, pe := range s.profiles {
+			pe.Close()
+		}
+		s.profiles = nil
 		closeLinks(s.links, s.progress)
 		s.links = nil
 		if err := s.runAll(lang.ProbeEnd); err != nil {
