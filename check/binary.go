@@ -16,6 +16,10 @@ func (c *checker) binary(e *lang.BinaryExpr) types.Type {
 	if x.Kind == types.Invalid || y.Kind == types.Invalid {
 		return types.Bad
 	}
+	if (x.Fmt == types.FmtProbe || y.Fmt == types.FmtProbe) && e.Op != "==" && e.Op != "!=" {
+		c.errorf(lang.Node(nameNode{e.OpSpan}), "print probe, or key a map by it: @[probe] = count()", "probe is a name, not a number: operator %s does not apply", e.Op)
+		return types.Bad
+	}
 	switch e.Op {
 	case "&&", "||":
 		c.wantCond(e.X, x, "an operand of "+e.Op)
@@ -81,6 +85,11 @@ func (c *checker) equality(e *lang.BinaryExpr, x, y types.Type) types.Type {
 		x = c.paramAsString(e.X, x)
 	} else if y.IsInt() && x.Kind == types.String {
 		y = c.paramAsString(e.Y, y)
+	}
+	if x.Fmt == types.FmtProbe || y.Fmt == types.FmtProbe {
+		c.errorf(lang.Node(nameNode{e.OpSpan}), "give each probe its own action block, or key a map by probe: @[probe] = count()",
+			"probe is a name to print or key a map by, and is not compared (not yet)")
+		return types.Bad
 	}
 	if name, ok := c.funcName(x, e.Y, y); ok {
 		c.info.FuncNames[e] = name

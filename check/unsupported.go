@@ -26,7 +26,6 @@ var unsupportedBuiltins = map[string]string{
 	"strcontains": "not yet: compare strings with ==, or their first bytes with strncmp(a, b, n) == 0",
 	"skboutput":   "use -w FILE to write packets (pcapng), or print()",
 	"unwatch":     "watchpoints are out of scope",
-	"probe":       "not yet: name the probe in printf's text",
 	"sarg0":       "stack arguments are not exposed: use args.NAME",
 	"username":    "user names are out of scope: print uid",
 	"pton":        "not yet: write the address as a literal (10.0.0.1, ::1)",

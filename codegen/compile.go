@@ -157,6 +157,8 @@ type Output struct {
 	// PerfBytes is each CPU's perf buffer size when records go to a perf
 	// event array (Options.PerfEvents); 0 with a ring buffer.
 	PerfBytes int
+	// ProbeNames are the names probe's values index, from 1 (probename.go).
+	ProbeNames []string
 }
 
 // Compile generates the programs of a checked script.

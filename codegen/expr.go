@@ -369,6 +369,8 @@ func (g *gen) context(e *lang.Ident, f *stdlib.Field) error {
 	case "func":
 		// The traced function's address; the runtime prints its symbol.
 		g.funcIP()
+	case "probe":
+		return g.probeValue()
 	case "reason":
 		// A probe's own reason parameter, or the reason argument of the
 		// functions or tracepoint an skb: program is for; else none (0,

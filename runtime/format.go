@@ -32,6 +32,8 @@ type formatter struct {
 	// offsetBase is 16 for stack frames as sym+0x90, 10 for bpftrace's
 	// sym+144.
 	offsetBase int
+	// probeNames are the names probe values index (codegen.Output).
+	probeNames []string
 }
 
 // value formats a value of any type from its bytes in a record or map
@@ -172,6 +174,8 @@ func (f *formatter) appendInt(dst []byte, v uint64, t types.Type) []byte {
 		return dst
 	case types.FmtKsym:
 		return append(dst, f.ksyms.name(v)...)
+	case types.FmtProbe:
+		return f.appendProbe(dst, v)
 	case types.FmtTime:
 		return f.boot.Add(time.Duration(v)).AppendFormat(dst, "15:04:05")
 	case types.FmtTCPState:
@@ -219,6 +223,21 @@ func (f *formatter) appendInt(dst []byte, v uint64, t types.Type) []byte {
 		return strconv.AppendInt(dst, int64(v), 10)
 	}
 	return strconv.AppendUint(dst, v, 10)
+}
+
+// appendProbe appends a probe value's name (codegen/probename.go): an
+// index from 1 into the script's names, or a function's address, with bit
+// 63 cleared on a return program.
+func (f *formatter) appendProbe(dst []byte, v uint64) []byte {
+	switch {
+	case v >= 1 && v <= uint64(len(f.probeNames)):
+		return append(dst, f.probeNames[v-1]...)
+	case v>>63 == 1:
+		return append(append(dst, "kprobe:"...), f.ksyms.name(v)...)
+	case v>>62 == 1:
+		return append(append(dst, "kretprobe:"...), f.ksyms.name(v|1<<63)...)
+	}
+	return append(dst, "kprobe:?"...) // no bpf_get_func_ip: the function is not known
 }
 
 func (f *formatter) enumName(en *btf.Enum, v uint64) (string, bool) {

@@ -73,3 +73,23 @@ func TestFormatAddr(t *testing.T) {
 		}
 	}
 }
+
+// TestFormatProbe: probe's values are an index into the script's probe
+// names from 1, or a function's address, bit 63 cleared on a return
+// program (codegen/probename.go).
+func TestFormatProbe(t *testing.T) {
+	f := newFormatter()
+	f.probeNames = []string{"BEGIN", "tracepoint:skb:kfree_skb"}
+	f.ksyms.once.Do(func() {})
+	f.ksyms.addrs, f.ksyms.names = []uint64{0xffffffff81000000}, []string{"ip_rcv"}
+	probe := types.Type{Kind: types.Int, Size: 8, Fmt: types.FmtProbe}
+	for v, want := range map[uint64]string{
+		1: "BEGIN", 2: "tracepoint:skb:kfree_skb",
+		0xffffffff81000000: "kprobe:ip_rcv", 0x7fffffff81000000: "kretprobe:ip_rcv",
+		0: "kprobe:?", 3: "kprobe:?",
+	} {
+		if got := f.formatInt(v, probe); got != want {
+			t.Errorf("probe %#x = %q, want %q", v, got, want)
+		}
+	}
+}

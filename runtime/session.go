@@ -148,6 +148,7 @@ func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (*S
 	}
 	s := &Session{out: out, info: info, coll: coll, fmt: newFormatter(), json: opts.JSON, w: w, bpftrace: opts.Bpftrace,
 		exited: make(chan struct{}), stopTimers: make(chan struct{})}
+	s.fmt.probeNames = out.ProbeNames
 	if opts.Bpftrace {
 		s.fmt.offsetBase = 10
 	}

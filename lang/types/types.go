@@ -53,6 +53,7 @@ const (
 	FmtDropWhy       // a drop reason (BTF is the enum), printed as a sentence
 	FmtMAC           // 6 bytes as they sit in memory, printed as 52:54:00:12:34:56
 	FmtRet           // skbret's retval where the functions return different types: printed as each returns it
+	FmtProbe         // the probe's name (bpftrace's probe): an index into the script's names, or a function's address (stdlib.ProbeFunc)
 )
 
 // AggKind is the aggregation a map holds.

@@ -1,0 +1,67 @@
+package codegen
+
+import (
+	"slices"
+
+	"github.com/cilium/ebpf/asm"
+	"github.com/skbtrace/skbtrace/lang"
+)
+
+// The values of bpftrace's probe builtin. A program that knows its probe's
+// name when it is compiled (a tracepoint, each of a glob's own; BEGIN;
+// interval:s:1; a function probe on one function) puts 1 + the name's index
+// in Output.ProbeNames; a program shared by many functions (skb:'s kprobe
+// form, a kprobe glob under kprobe-multi) puts the function's address,
+// which the runtime prints as kprobe:NAME, with bit 63 cleared on a return
+// program (kretprobe:NAME, skbret:): a kernel address has it set.
+
+// probeName is the name of the probe the program is for, as bpftrace prints
+// it, or "" where only the function's address says it.
+func (g *gen) probeName() string {
+	sp := g.spec.Spec
+	switch {
+	case sp.Kind == lang.ProbeTracepoint:
+		cat := g.spec.Category
+		if cat == "" {
+			cat = sp.Category
+		}
+		return "tracepoint:" + cat + ":" + sp.Name
+	case sp.Kind == lang.ProbeSkb || sp.Kind == lang.ProbeSkbRet:
+		// skb: is not a bpftrace probe: it prints as the function the
+		// packet is in, as bpftrace's kprobe on it would; the tracepoint
+		// fallback as its raw tracepoint.
+		switch {
+		case g.target.Fentry && g.target.Return:
+			return "kretprobe:" + g.target.Name
+		case g.target.Fentry:
+			return "kprobe:" + g.target.Name
+		case g.target.Name != "":
+			return "rawtracepoint:" + g.target.Name
+		}
+		return ""
+	case sp.Kind == lang.ProbeKprobe, sp.Kind == lang.ProbeKretprobe, sp.Kind == lang.ProbeFentry, sp.Kind == lang.ProbeFexit:
+		if g.target.shared {
+			return ""
+		}
+		return string(sp.Kind) + ":" + funcTarget(g.spec)
+	}
+	return sp.Text
+}
+
+// probeValue pushes the probe builtin's value onto the value stack.
+func (g *gen) probeValue() error {
+	if name := g.probeName(); name != "" {
+		i := slices.Index(g.out.ProbeNames, name)
+		if i < 0 {
+			i = len(g.out.ProbeNames)
+			g.out.ProbeNames = append(g.out.ProbeNames, name)
+		}
+		g.emit(asm.Mov.Imm(asm.R0, int32(i+1)))
+		return g.vs.push(asm.R0)
+	}
+	g.funcIP()
+	if g.target.Return || g.spec.Spec.Kind == lang.ProbeKretprobe || g.spec.Spec.Kind == lang.ProbeFexit {
+		g.emit(asm.LSh.Imm(asm.R0, 1), asm.RSh.Imm(asm.R0, 1))
+	}
+	return g.vs.push(asm.R0)
+}
