@@ -107,6 +107,11 @@ func (cc *callCtx) Arg(i int) types.Type { return cc.types[i] }
 
 func (cc *callCtx) ConstInt(i int) (int64, bool) { return cc.c.constInt(cc.e.Args[i]) }
 
+func (cc *callCtx) ConstStr(i int) (string, bool) {
+	k, ok := cc.c.info.Consts[cc.e.Args[i]]
+	return k.Str, ok && k.IsStr
+}
+
 func (cc *callCtx) IsMapElem(i int) bool {
 	m, ok := cc.e.Args[i].(*lang.MapExpr)
 	return ok && len(m.Keys) > 0

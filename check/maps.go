@@ -127,7 +127,7 @@ func sameFormat(a, b types.Type) bool {
 
 // fmtNames say what an integer printed as a name is, for messages.
 var fmtNames = map[types.Fmt]string{
-	types.FmtKsym: "a kernel symbol", types.FmtProbe: "a probe name", types.FmtTime: "a time", types.FmtTCPState: "a TCP state",
+	types.FmtKsym: "a kernel symbol", types.FmtProbe: "a probe name", types.FmtStrftime: "a time", types.FmtTime: "a time", types.FmtTCPState: "a TCP state",
 	types.FmtEtherType: "an ethertype", types.FmtIPProto: "an IP protocol", types.FmtTCPFlags: "TCP flags",
 	types.FmtPktType: "a packet type", types.FmtErrno: "an errno", types.FmtHex: "hex",
 	types.FmtMAC: "a MAC address",

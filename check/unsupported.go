@@ -13,7 +13,6 @@ var unsupportedBuiltins = map[string]string{
 	"cat":         "reading files from a probe is out of scope (bpftrace's cat); read it before or after tracing",
 	"signal":      "sending signals is out of scope: skbtrace only observes",
 	"override":    "changing return values is out of scope: skbtrace only observes",
-	"strftime":    "not yet: use time(\"%H:%M:%S\") to print the time, or the time value",
 	"join":        "not yet: print the elements with printf",
 	"buf":         "not yet: print bytes with printf(\"%x\") of each, or str() for text",
 	"path":        "file paths are out of scope: skbtrace traces packets",
@@ -29,6 +28,5 @@ var unsupportedBuiltins = map[string]string{
 	"sarg0":       "stack arguments are not exposed: use args.NAME",
 	"username":    "user names are out of scope: print uid",
 	"pton":        "not yet: write the address as a literal (10.0.0.1, ::1)",
-	"kaddr":       "not yet: compare with ksym(...) or func",
 	"usdt_arg":    "USDT probes are out of scope",
 }

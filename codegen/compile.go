@@ -248,9 +248,12 @@ func positioned(s *lang.Script, spec *check.SpecInfo, err error) error {
 	d := &lang.Diagnostics{Src: s.Src}
 	var ue *unsupportedError
 	var big errTooLarge
+	var se *spanError
 	switch {
 	case errors.As(err, &ue):
 		d.Add(ue.span, "", "%s is not compiled yet", ue.what)
+	case errors.As(err, &se):
+		d.Add(se.span, se.hint, "%s", se.msg)
 	case errors.As(err, &big):
 		d.Add(spec.Spec.At, "split the probe into several, each with a part of the conditions; or count by key in a map instead of testing each value", "%v", err)
 	default:

@@ -184,6 +184,11 @@ func (g *gen) expr(e lang.Expr) error {
 		return g.cond(e)
 	case *lang.CallExpr:
 		switch e.Name {
+		case "strftime":
+			// The format is in the type; the runtime prints the time.
+			return g.expr(e.Args[1])
+		case "kaddr":
+			return g.kaddr(e)
 		case "ksym", "hex", "tcp_state", "why":
 			// Only the printing differs: the type says how.
 			return g.expr(e.Args[0])

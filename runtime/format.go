@@ -174,6 +174,8 @@ func (f *formatter) appendInt(dst []byte, v uint64, t types.Type) []byte {
 		return dst
 	case types.FmtKsym:
 		return append(dst, f.ksyms.name(v)...)
+	case types.FmtStrftime:
+		return appendStrftime(dst, t.Layout, f.boot.Add(time.Duration(v)))
 	case types.FmtProbe:
 		return f.appendProbe(dst, v)
 	case types.FmtTime:

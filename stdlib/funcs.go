@@ -14,6 +14,8 @@ type Call interface {
 	Arg(i int) types.Type
 	// ConstInt returns the argument's value when it is a constant integer.
 	ConstInt(i int) (int64, bool)
+	// ConstStr returns the argument's value when it is a constant string.
+	ConstStr(i int) (string, bool)
 	// IsMapElem reports whether argument i is `@m[...]` with keys; IsMap
 	// whether it is a map named alone, `@m`.
 	IsMapElem(i int) bool
@@ -139,6 +141,26 @@ var Funcs = []*Func{
 			}
 		}
 		return types.Type{Kind: types.Int, Size: 8, Fmt: types.FmtKsym}
+	}},
+	{Name: "kaddr", Sig: `kaddr("symbol")`, Doc: "the address of a kernel symbol, resolved from /proc/kallsyms when the script is compiled", Infer: func(c Call) types.Type {
+		if arity(c, `kaddr("symbol")`, 1, 1) {
+			if _, ok := c.ConstStr(0); !ok && c.Arg(0).Kind != types.Invalid {
+				c.Errorf(0, `e.g. kaddr("tcp_v4_rcv")`, "kaddr needs the symbol's name as a string literal")
+			}
+		}
+		return types.U64
+	}},
+	{Name: "strftime", Sig: `strftime("format", nsecs)`, Doc: "a time in nanoseconds since boot (nsecs), printed by a strftime format, %f microseconds", Infer: func(c Call) types.Type {
+		t := types.Type{Kind: types.Int, Size: 8, Fmt: types.FmtStrftime}
+		if arity(c, `strftime("format", nsecs)`, 2, 2) {
+			if f, ok := c.ConstStr(0); ok {
+				t.Layout = f
+			} else if c.Arg(0).Kind != types.Invalid {
+				c.Errorf(0, `e.g. strftime("%H:%M:%S", nsecs)`, "strftime's format must be a string literal")
+			}
+			intArg(c, 1, "strftime's time")
+		}
+		return t
 	}},
 	{Name: "str", Sig: "str(pointer [, length])", Doc: "reads a NUL-terminated kernel string", Infer: func(c Call) types.Type {
 		n := int64(64)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,6 +18,8 @@ import (
 //	// traffic: A*3 B*2   datagrams to closed UDP ports A and B of 127.0.0.1
 //	// want: @[${A}]: 3   a line the output must hold
 //	// not: ${A}          text the output must not hold
+//	// match: ^\d+:\d+$   a regular expression a line must match
+//	                     (where the text varies: a time)
 //	// args: 5 hello      the positional parameters $1, $2, ...
 //	// exits              the script ends itself with exit() (an interval:
 //	//                    probe), within --duration 20s; it has no traffic
@@ -35,7 +39,7 @@ func TestLanguageCases(t *testing.T) {
 			}
 			ports := map[string]int{"A": closedUDPPort(t), "B": closedUDPPort(t)}
 			script := strings.NewReplacer("${A}", strconv.Itoa(ports["A"]), "${B}", strconv.Itoa(ports["B"])).Replace(string(text))
-			var sends, want, not, args []string
+			var sends, want, not, match, args []string
 			exits := false
 			for _, l := range strings.Split(script, "\n") {
 				if rest, ok := strings.CutPrefix(l, "// traffic:"); ok {
@@ -47,6 +51,9 @@ func TestLanguageCases(t *testing.T) {
 				}
 				if rest, ok := strings.CutPrefix(l, "// want: "); ok {
 					want = append(want, rest)
+				}
+				if rest, ok := strings.CutPrefix(l, "// match: "); ok {
+					match = append(match, rest)
 				}
 				if rest, ok := strings.CutPrefix(l, "// not: "); ok {
 					not = append(not, rest)
@@ -80,6 +87,12 @@ func TestLanguageCases(t *testing.T) {
 				}
 				if !found {
 					t.Errorf("no line %q in the output:\n%s", w, out)
+				}
+			}
+			for _, m := range match {
+				re := regexp.MustCompile(m)
+				if !slices.ContainsFunc(lines, re.MatchString) {
+					t.Errorf("no line matches %q in the output:\n%s", m, out)
 				}
 			}
 			for _, n := range not {

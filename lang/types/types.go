@@ -53,6 +53,7 @@ const (
 	FmtDropWhy       // a drop reason (BTF is the enum), printed as a sentence
 	FmtMAC           // 6 bytes as they sit in memory, printed as 52:54:00:12:34:56
 	FmtRet           // skbret's retval where the functions return different types: printed as each returns it
+	FmtStrftime      // nanoseconds since boot printed by a strftime format (Layout): strftime("%H:%M:%S", nsecs)
 	FmtProbe         // the probe's name (bpftrace's probe): an index into the script's names, or a function's address (stdlib.ProbeFunc)
 )
 
@@ -89,6 +90,8 @@ type Type struct {
 	Agg AggKind
 	// Layer is 3 or 4 for a protocol constant (tcp: 4, ipv6: 3), else 0.
 	Layer int
+	// Layout is a FmtStrftime value's strftime format.
+	Layout string
 }
 
 // Common types.
