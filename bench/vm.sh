@@ -18,7 +18,9 @@ CGO_ENABLED=0 GOARCH=arm64 go build -trimpath -o "$out/skbtrace-arm64" ./cmd/skb
 # One VM at a time on a machine: the lock (VMLOCK= when the caller holds it).
 lock=${VMLOCK-/tmp/skbtrace-vm.lock}
 ${lock:+flock "$lock"} test/vm/run.sh -t 2400 -T 14400 -k "$kernels" -a "$out/skbtrace-arm64" "$out/skbtrace" bench/vm/*.case | tee "$out/run.txt" || true
-accel=$(awk '/^##### kernel/ {a = $NF} END {print a}' "$out/run.txt")
+# (An arm64 guest's virtio console ends its lines with CR LF.)
+sed -i 's/\r$//' "$out/run.txt"
+accel=$(awk '/^##### kernel/ {for (i = 1; i < NF; i++) if ($i == "accel") a = $(i + 1)} END {sub(/,$/, "", a); print a}' "$out/run.txt")
 if grep -q 'TCG from now on' "$out/run.txt"; then accel=tcg; fi
 # One row per case: kernel, backend, functions attached, skipped, attach, detach.
 rows=$(awk '
@@ -34,7 +36,7 @@ rows=$(awk '
 	echo
 	echo "skb:* on stock Debian kernels in QEMU ($accel, 1 vCPU, on a shared 2-CPU host),"
 	echo "skbtrace $(git describe --always --dirty), $(date -u +%Y-%m-%d). One run each. Attach: skbtrace's"
-	echo "\`-v\` figure; detach: SIGINT to exit. Rerun: \`bash bench/vm.sh\` (root; about 15 minutes)."
+	echo "\`-v\` figure; detach: SIGINT to exit. Rerun: \`bash bench/vm.sh\` (root; about 20 minutes)."
 	echo
 	echo "| kernel | backend | attached | skipped | attach | detach |"
 	echo "|---|---|---|---|---|---|"
