@@ -16,6 +16,7 @@ import (
 // header of comments:
 //
 //	// traffic: A*3 B*2   datagrams to closed UDP ports A and B of 127.0.0.1
+//	// connect: A*2       TCP sessions to 127.0.0.1:A (a listener there), 5 bytes each
 //	// want: @[${A}]: 3   a line the output must hold
 //	// not: ${A}          text the output must not hold
 //	// match: ^\d+:\d+$   a regular expression a line must match
@@ -47,6 +48,13 @@ func TestLanguageCases(t *testing.T) {
 						name, n, _ := strings.Cut(f, "*")
 						count, _ := strconv.Atoi(n)
 						sends = append(sends, sendCommand(fmt.Sprintf("127.0.0.1:%d", ports[name]), count, 5, 0))
+					}
+				}
+				if rest, ok := strings.CutPrefix(l, "// connect:"); ok {
+					for _, f := range strings.Fields(rest) {
+						name, n, _ := strings.Cut(f, "*")
+						count, _ := strconv.Atoi(n)
+						sends = append(sends, connectCommand(fmt.Sprintf("127.0.0.1:%d", ports[name]), count, 5))
 					}
 				}
 				if rest, ok := strings.CutPrefix(l, "// want: "); ok {
