@@ -91,6 +91,11 @@ func (c *checker) equality(e *lang.BinaryExpr, x, y types.Type) types.Type {
 			"probe is a name to print or key a map by, and is not compared (not yet)")
 		return types.Bad
 	}
+	if (x.Kind == types.String && x.Fmt == types.FmtBuf) || (y.Kind == types.String && y.Fmt == types.FmtBuf) {
+		c.errorf(lang.Node(nameNode{e.OpSpan}), "compare text with str(pointer, length), or the first bytes with strncmp",
+			"buf() is bytes to print, and is not compared (not yet)")
+		return types.Bad
+	}
 	if name, ok := c.funcName(x, e.Y, y); ok {
 		c.info.FuncNames[e] = name
 		return types.Bool

@@ -14,7 +14,6 @@ var unsupportedBuiltins = map[string]string{
 	"signal":      "sending signals is out of scope: skbtrace only observes",
 	"override":    "changing return values is out of scope: skbtrace only observes",
 	"join":        "not yet: print the elements with printf",
-	"buf":         "not yet: print bytes with printf(\"%x\") of each, or str() for text",
 	"path":        "file paths are out of scope: skbtrace traces packets",
 	"cgroup":      "cgroups are not yet supported",
 	"cgroupid":    "cgroups are not yet supported",

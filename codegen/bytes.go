@@ -50,3 +50,21 @@ func (g *gen) strncmp(c *lang.CallExpr) error {
 	// "!=" pushes 0 where the bytes agree, 1 where they differ.
 	return g.blobEqual(a, b, n, "!=")
 }
+
+// bufInto writes buf()'s value at the frame offset at: its length in a
+// byte, then the bytes at a pointer, or in an array member.
+func (g *gen) bufInto(c *lang.CallExpr, at int16) error {
+	n := g.info.Types[c].Size - 1
+	arg := c.Args[0]
+	if g.info.Types[arg].IsScalar() {
+		if err := g.expr(arg); err != nil {
+			return err
+		}
+		g.vs.pop(asm.R3)
+	} else if err := g.memberAddr(arg, "buf of this value; pass a pointer and a length, or an array member such as args.saddr", asm.R3); err != nil {
+		return err
+	}
+	g.emit(asm.StoreImm(asm.RFP, at, int64(n), asm.Byte))
+	g.readWith(asm.FnProbeReadKernel, at+1, n)
+	return nil
+}

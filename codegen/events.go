@@ -304,6 +304,9 @@ func (g *gen) stringInto(e lang.Expr, at int16, size int) error {
 		g.readString(at, n)
 		return nil
 	case *lang.CallExpr:
+		if e.Name == "buf" {
+			return g.bufInto(e, at)
+		}
 		if e.Name != "str" {
 			break
 		}

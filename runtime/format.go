@@ -47,6 +47,9 @@ func (f *formatter) value(t types.Type, raw []byte) string {
 func (f *formatter) appendValue(dst []byte, t types.Type, raw []byte) []byte {
 	switch t.Kind {
 	case types.String:
+		if t.Fmt == types.FmtBuf {
+			return appendBuf(dst, raw)
+		}
 		if i := bytes.IndexByte(raw, 0); i >= 0 {
 			raw = raw[:i]
 		}
@@ -225,6 +228,25 @@ func (f *formatter) appendInt(dst []byte, v uint64, t types.Type) []byte {
 		return strconv.AppendInt(dst, int64(v), 10)
 	}
 	return strconv.AppendUint(dst, v, 10)
+}
+
+// appendBuf appends buf()'s bytes (a length byte, then the bytes) as
+// bpftrace prints a buffer: printable ASCII as it is, every other byte as
+// \x01.
+func appendBuf(dst, raw []byte) []byte {
+	if len(raw) == 0 {
+		return dst
+	}
+	n := min(int(raw[0]), len(raw)-1)
+	const digits = "0123456789abcdef"
+	for _, b := range raw[1 : 1+n] {
+		if b >= 0x20 && b < 0x7f {
+			dst = append(dst, b)
+		} else {
+			dst = append(dst, '\\', 'x', digits[b>>4], digits[b&0xf])
+		}
+	}
+	return dst
 }
 
 // appendProbe appends a probe value's name (codegen/probename.go): an

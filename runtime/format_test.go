@@ -93,3 +93,13 @@ func TestFormatProbe(t *testing.T) {
 		}
 	}
 }
+
+// TestFormatBuf: buf()'s bytes print as bpftrace prints a buffer, up to
+// the length in the first byte.
+func TestFormatBuf(t *testing.T) {
+	f := newFormatter()
+	buf := types.Type{Kind: types.String, Size: 8, Fmt: types.FmtBuf}
+	if got, want := f.value(buf, []byte{5, 'E', 0, '\\', '!', 0xff, 'x', 'y'}), `E\x00\!\xff`; got != want {
+		t.Errorf("buf = %q, want %q", got, want)
+	}
+}

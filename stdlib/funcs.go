@@ -150,6 +150,39 @@ var Funcs = []*Func{
 		}
 		return types.U64
 	}},
+	{Name: "buf", Sig: "buf(pointer, length) or buf(array)", Doc: "length bytes at a pointer, or an array member's, printed as bpftrace prints a buffer: printable bytes as they are, others as \\x01", Infer: func(c Call) types.Type {
+		const sig = "buf(pointer, length) or buf(array)"
+		t := types.Type{Kind: types.String, Size: 1 + MaxBuf, Fmt: types.FmtBuf}
+		if !arity(c, sig, 1, 2) {
+			return t
+		}
+		a := c.Arg(0)
+		array := a.Kind == types.Array || (a.Kind == types.String && a.Fmt != types.FmtBuf)
+		switch {
+		case a.Kind == types.Invalid:
+			return t
+		case c.NArgs() == 1 && array:
+			t.Size = 1 + min(a.Size, MaxBuf)
+		case c.NArgs() == 1:
+			c.Errorf(-1, "the signature is "+sig, "buf of %s needs a length", a)
+			return t
+		case !a.IsScalar() && !array:
+			c.Errorf(0, "e.g. buf(skb->data, 16)", "buf needs a pointer or an array, got %s", a)
+			return t
+		}
+		if c.NArgs() == 2 {
+			v, ok := c.ConstInt(1)
+			if !ok || v < 1 || v > MaxBuf {
+				c.Errorf(1, "a length known only when the probe runs is not supported yet: give the most bytes to print", "buf's length must be a constant from 1 to %d", MaxBuf)
+				return t
+			}
+			if array {
+				v = min(v, int64(a.Size))
+			}
+			t.Size = 1 + int(v)
+		}
+		return t
+	}},
 	{Name: "strftime", Sig: `strftime("format", nsecs)`, Doc: "a time in nanoseconds since boot (nsecs), printed by a strftime format, %f microseconds", Infer: func(c Call) types.Type {
 		t := types.Type{Kind: types.Int, Size: 8, Fmt: types.FmtStrftime}
 		if arity(c, `strftime("format", nsecs)`, 2, 2) {
@@ -165,7 +198,7 @@ var Funcs = []*Func{
 	{Name: "str", Sig: "str(pointer [, length])", Doc: "reads a NUL-terminated kernel string", Infer: func(c Call) types.Type {
 		n := int64(64)
 		if arity(c, "str(pointer [, length])", 1, 2) {
-			if t := c.Arg(0); !t.IsScalar() && t.Kind != types.String && t.Kind != types.Invalid {
+			if t := c.Arg(0); (!t.IsScalar() && t.Kind != types.String && t.Kind != types.Invalid) || t.Fmt == types.FmtBuf {
 				c.Errorf(0, "", "str needs a pointer, got %s", t)
 			}
 			if c.NArgs() == 2 {
@@ -258,7 +291,7 @@ var Funcs = []*Func{
 	{Name: "strncmp", Sig: "strncmp(a, b, n)", Doc: "0 where the strings a and b agree in their first n bytes (up to a NUL), else 1 (bpftrace's strncmp)", Infer: func(c Call) types.Type {
 		if arity(c, "strncmp(a, b, n)", 3, 3) {
 			for i := 0; i < 2; i++ {
-				if t := c.Arg(i); t.Kind != types.String && t.Kind != types.Invalid {
+				if t := c.Arg(i); (t.Kind != types.String || t.Fmt == types.FmtBuf) && t.Kind != types.Invalid {
 					c.Errorf(i, `e.g. strncmp(comm, "ssh", 3) == 0`, "strncmp compares strings, got %s", t)
 				}
 			}
@@ -277,6 +310,9 @@ var Funcs = []*Func{
 		return types.U64
 	}},
 }
+
+// MaxBuf is the most bytes buf() reads.
+const MaxBuf = 64
 
 // swap is ntohs or ntohl: a network-order integer read from a kernel struct
 // (skc_dport, a __be16) in host order.

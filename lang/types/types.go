@@ -54,6 +54,7 @@ const (
 	FmtMAC           // 6 bytes as they sit in memory, printed as 52:54:00:12:34:56
 	FmtRet           // skbret's retval where the functions return different types: printed as each returns it
 	FmtStrftime      // nanoseconds since boot printed by a strftime format (Layout): strftime("%H:%M:%S", nsecs)
+	FmtBuf           // a String holding buf()'s bytes: a length byte, then the bytes, printed as bpftrace prints a buffer (\x01 escapes)
 	FmtProbe         // the probe's name (bpftrace's probe): an index into the script's names, or a function's address (stdlib.ProbeFunc)
 )
 
@@ -135,6 +136,9 @@ func (t Type) String() string {
 		}
 		return fmt.Sprintf("%s%d", sign, t.Size*8)
 	case String:
+		if t.Fmt == FmtBuf {
+			return fmt.Sprintf("buf[%d]", t.Size-1)
+		}
 		return fmt.Sprintf("string[%d]", t.Size)
 	case Addr:
 		return "inet"
