@@ -87,8 +87,16 @@ func (c *checker) equality(e *lang.BinaryExpr, x, y types.Type) types.Type {
 		y = c.paramAsString(e.Y, y)
 	}
 	if x.Fmt == types.FmtProbe || y.Fmt == types.FmtProbe {
-		c.errorf(lang.Node(nameNode{e.OpSpan}), "give each probe its own action block, or key a map by probe: @[probe] = count()",
-			"probe is a name to print or key a map by, and is not compared (not yet)")
+		other := e.Y
+		if y.Fmt == types.FmtProbe {
+			other = e.X
+		}
+		if k, ok := c.info.Consts[other]; ok && k.IsStr && (x.Fmt != types.FmtProbe || y.Fmt != types.FmtProbe) {
+			c.info.ProbeNames[e] = k.Str
+			return types.Bool
+		}
+		c.errorf(lang.Node(nameNode{e.OpSpan}), `compare probe with a string literal: probe == "tracepoint:skb:kfree_skb"`,
+			"probe is compared only with a constant string")
 		return types.Bad
 	}
 	if (x.Kind == types.String && x.Fmt == types.FmtBuf) || (y.Kind == types.String && y.Fmt == types.FmtBuf) {

@@ -55,6 +55,8 @@ type Info struct {
 	// FuncNames holds, for `func == "NAME"` (or a ksym() value compared
 	// with a string), the function name compared with.
 	FuncNames map[*lang.BinaryExpr]string
+	// ProbeNames holds, for `probe == "NAME"`, the name compared with.
+	ProbeNames map[*lang.BinaryExpr]string
 	// SkbType is struct sk_buff from the kernel's BTF.
 	SkbType *btf.Struct
 	// Notes say, once each, what this kernel lacks that the script reads

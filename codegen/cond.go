@@ -63,7 +63,8 @@ func (g *gen) plainCompare(e *lang.BinaryExpr) bool {
 		return false
 	}
 	_, named := g.info.FuncNames[e]
-	return !named
+	_, probe := g.info.ProbeNames[e]
+	return !named && !probe
 }
 
 // compareJump emits a comparison of two integers as one jump to target,

@@ -57,6 +57,9 @@ func (g *gen) binary(e *lang.BinaryExpr) error {
 	if name, ok := g.info.FuncNames[e]; ok {
 		return g.funcCompare(e, name)
 	}
+	if name, ok := g.info.ProbeNames[e]; ok {
+		return g.probeCompare(e, name)
+	}
 	op, isALU := aluOps[e.Op]
 	if !isALU {
 		if _, ok := cmpOps[e.Op]; !ok {

@@ -2,6 +2,7 @@ package codegen
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/cilium/ebpf/asm"
 	"github.com/skbtrace/skbtrace/lang"
@@ -63,5 +64,47 @@ func (g *gen) probeValue() error {
 	if g.target.Return || g.spec.Spec.Kind == lang.ProbeKretprobe || g.spec.Spec.Kind == lang.ProbeFexit {
 		g.emit(asm.LSh.Imm(asm.R0, 1), asm.RSh.Imm(asm.R0, 1))
 	}
+	return g.vs.push(asm.R0)
+}
+
+// probeCompare pushes whether the probe is (or, for !=, is not) the one
+// named: known when the program is compiled, or, in a program shared by
+// many functions, whether the function is the one kprobe:NAME or
+// kretprobe:NAME names.
+func (g *gen) probeCompare(e *lang.BinaryExpr, name string) error {
+	eq, ne := int32(1), int32(0)
+	if e.Op == "!=" {
+		eq, ne = 0, 1
+	}
+	if own := g.probeName(); own != "" {
+		g.emit(asm.Mov.Imm(asm.R0, map[bool]int32{true: eq, false: ne}[own == name]))
+		return g.vs.push(asm.R0)
+	}
+	ret := g.target.Return || g.spec.Spec.Kind == lang.ProbeKretprobe || g.spec.Spec.Kind == lang.ProbeFexit
+	prefix := "kprobe:"
+	if ret {
+		prefix = "kretprobe:"
+	}
+	var want uint64
+	if fn, ok := strings.CutPrefix(name, prefix); ok && g.ksym != nil {
+		want = g.ksym(fn)
+		if ret {
+			want &^= 1 << 63
+		}
+	}
+	if want == 0 {
+		// Not a function this program can be for.
+		g.emit(asm.Mov.Imm(asm.R0, ne))
+		return g.vs.push(asm.R0)
+	}
+	if err := g.probeValue(); err != nil {
+		return err
+	}
+	g.vs.pop(asm.R1)
+	match, done := g.label("probematch"), g.label("probedone")
+	g.emit(asm.LoadImm(asm.R2, int64(want), asm.DWord), asm.JEq.Reg(asm.R1, asm.R2, match))
+	g.emit(asm.Mov.Imm(asm.R0, ne), asm.Ja.Label(done))
+	g.emit(asm.Mov.Imm(asm.R0, eq).WithSymbol(match))
+	g.mark(done)
 	return g.vs.push(asm.R0)
 }
