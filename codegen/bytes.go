@@ -64,7 +64,38 @@ func (g *gen) bufInto(c *lang.CallExpr, at int16) error {
 	} else if err := g.memberAddr(arg, "buf of this value; pass a pointer and a length, or an array member such as args.saddr", asm.R3); err != nil {
 		return err
 	}
-	g.emit(asm.StoreImm(asm.RFP, at, int64(n), asm.Byte))
-	g.readWith(asm.FnProbeReadKernel, at+1, n)
+	if len(c.Args) < 2 || g.isConst(c.Args[1]) {
+		g.emit(asm.StoreImm(asm.RFP, at, int64(n), asm.Byte))
+		g.readWith(asm.FnProbeReadKernel, at+1, n)
+		return nil
+	}
+	// A length known when the probe runs, bounded by the type's (so the
+	// verifier sees the read fit): at most n, a negative one n as well.
+	if err := g.vs.push(asm.R3); err != nil {
+		return err
+	}
+	if err := g.expr(c.Args[1]); err != nil {
+		return err
+	}
+	g.vs.pop(asm.R2)
+	g.vs.pop(asm.R3)
+	fits := g.label("buflen")
+	g.emit(
+		asm.JLE.Imm(asm.R2, int32(n), fits),
+		asm.Mov.Imm(asm.R2, int32(n)),
+	)
+	g.mark(fits)
+	g.emit(
+		asm.StoreMem(asm.RFP, at, asm.R2, asm.Byte),
+		asm.Mov.Reg(asm.R1, asm.RFP),
+		asm.Add.Imm(asm.R1, int32(at+1)),
+		asm.FnProbeReadKernel.Call(),
+	)
 	return nil
+}
+
+// isConst reports whether e is a constant integer.
+func (g *gen) isConst(e lang.Expr) bool {
+	_, ok := g.constValue(e)
+	return ok
 }

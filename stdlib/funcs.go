@@ -150,7 +150,7 @@ var Funcs = []*Func{
 		}
 		return types.U64
 	}},
-	{Name: "buf", Sig: "buf(pointer, length) or buf(array)", Doc: "length bytes at a pointer, or an array member's, printed as bpftrace prints a buffer: printable bytes as they are, others as \\x01", Infer: func(c Call) types.Type {
+	{Name: "buf", Sig: "buf(pointer, length) or buf(array)", Doc: "length bytes (at most 64; a constant, or a value read when the probe runs) at a pointer, or an array member's, printed as bpftrace prints a buffer: printable bytes as they are, others as \\x01", Infer: func(c Call) types.Type {
 		const sig = "buf(pointer, length) or buf(array)"
 		t := types.Type{Kind: types.String, Size: 1 + MaxBuf, Fmt: types.FmtBuf}
 		if !arity(c, sig, 1, 2) {
@@ -172,8 +172,16 @@ var Funcs = []*Func{
 		}
 		if c.NArgs() == 2 {
 			v, ok := c.ConstInt(1)
-			if !ok || v < 1 || v > MaxBuf {
-				c.Errorf(1, "a length known only when the probe runs is not supported yet: give the most bytes to print", "buf's length must be a constant from 1 to %d", MaxBuf)
+			if !ok {
+				// Known when the probe runs: up to MaxBuf bytes, or the
+				// array's.
+				if intArg(c, 1, "buf's length") && array {
+					t.Size = 1 + min(a.Size, MaxBuf)
+				}
+				return t
+			}
+			if v < 1 || v > MaxBuf {
+				c.Errorf(1, "buf reads at most that many bytes; give a smaller length", "buf's length must be from 1 to %d", MaxBuf)
 				return t
 			}
 			if array {
