@@ -46,6 +46,11 @@ func (g *gen) probeName() string {
 		}
 		return string(sp.Kind) + ":" + funcTarget(g.spec)
 	}
+	// BEGIN, END, interval:s:1, profile:hz:99: as written, the kind's
+	// short name (i:s:1) spelled out, as bpftrace prints it.
+	if _, rest, ok := strings.Cut(sp.Text, ":"); ok {
+		return string(sp.Kind) + ":" + rest
+	}
 	return sp.Text
 }
 
