@@ -83,6 +83,9 @@ type SkbTarget struct {
 	// FuncAddr is what `func` reads on a tracepoint: the address of the
 	// kernel's __traceiter_NAME.
 	FuncAddr uint64
+	// Category is the tracepoint's tracefs category where tracefs lists
+	// it: probe prints tracepoint:CATEGORY:NAME, else rawtracepoint:NAME.
+	Category string
 	// Return makes the target the return side (skbret:): an fexit program
 	// on function Name (Fentry), or the kprobe form for the functions that
 	// return class Ret. NArgs is the function's number of parameters, which

@@ -30,12 +30,15 @@ func (g *gen) probeName() string {
 	case sp.Kind == lang.ProbeSkb || sp.Kind == lang.ProbeSkbRet:
 		// skb: is not a bpftrace probe: it prints as the function the
 		// packet is in, as bpftrace's kprobe on it would; the tracepoint
-		// fallback as its raw tracepoint.
+		// fallback as its tracepoint (its raw tracepoint where tracefs
+		// does not list it).
 		switch {
 		case g.target.Fentry && g.target.Return:
 			return "kretprobe:" + g.target.Name
 		case g.target.Fentry:
 			return "kprobe:" + g.target.Name
+		case g.target.Name != "" && g.target.Category != "":
+			return "tracepoint:" + g.target.Category + ":" + g.target.Name
 		case g.target.Name != "":
 			return "rawtracepoint:" + g.target.Name
 		}

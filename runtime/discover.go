@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -78,6 +79,20 @@ func ResolveSkbFallback(spec *btf.Spec, globs map[string]bool) map[string][]code
 	out := map[string][]codegen.SkbTarget{}
 	for g := range globs {
 		out[g] = MatchTargets(all, g)
+		for i := range out[g] {
+			out[g][i].Category = tracepointCategory(out[g][i].Name)
+		}
 	}
 	return out
+}
+
+// tracepointCategory is the tracefs category of a tracepoint, "" where
+// tracefs is not mounted (it is not mounted for this) or lacks it.
+func tracepointCategory(name string) string {
+	for _, d := range tracefsDirs {
+		if m, _ := filepath.Glob(filepath.Join(d, "events", "*", name)); len(m) > 0 {
+			return filepath.Base(filepath.Dir(m[0]))
+		}
+	}
+	return ""
 }
