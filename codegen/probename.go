@@ -15,6 +15,8 @@ import (
 // form, a kprobe glob under kprobe-multi) puts the function's address,
 // which the runtime prints as kprobe:NAME, with bit 63 cleared on a return
 // program (kretprobe:NAME, skbret:): a kernel address has it set.
+// probe == "NAME" compares with the name where it is known, else with
+// the named function's address in the same form (probeCompare).
 
 // probeName is the name of the probe the program is for, as bpftrace prints
 // it, or "" where only the function's address says it.

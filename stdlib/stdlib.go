@@ -140,7 +140,7 @@ var Fields = []*Field{
 	{Name: "pkt", Doc: "the packet's headers, printed as tcpdump prints them: IP 10.0.0.1.80 > 10.0.0.2.40000: Flags [S.], ...", Type: types.Type{Kind: types.Packet, Size: 136}, Needs: NeedSkb, Src: ctx()},
 	{Name: "reason", Doc: "drop reason (enum skb_drop_reason) on kfree_skb and sk_skb_reason_drop; NOT_SPECIFIED on kernels before 5.17, which give none", Type: types.Type{Kind: types.Int, Size: 4, Fmt: types.FmtEnum}, Needs: NeedReason, Src: ctx()},
 
-	{Name: "probe", Doc: "the probe's name as bpftrace prints it: tracepoint:skb:kfree_skb (each tracepoint of a glob its own), kprobe:FUNC where a program traces functions (skb: included: the function the packet is in), kretprobe:FUNC on return probes, BEGIN, interval:s:1", Type: types.Type{Kind: types.Int, Size: 8, Fmt: types.FmtProbe}, Src: ctx()},
+	{Name: "probe", Doc: "the probe's name as bpftrace prints it: tracepoint:skb:kfree_skb (each tracepoint of a glob its own), kprobe:FUNC where a program traces functions (skb: included: the function the packet is in), kretprobe:FUNC on return probes (skbret: included), tracepoint:CAT:NAME where skb: falls back to tracepoints, BEGIN, interval:s:1; compared only with a string literal", Type: types.Type{Kind: types.Int, Size: 8, Fmt: types.FmtProbe}, Src: ctx()},
 	{Name: "func", Doc: "the traced kernel function", Type: types.Type{Kind: types.Int, Size: 8, Fmt: types.FmtKsym}, Needs: NeedFunc, Src: ctx()},
 	{Name: "cpu", Doc: "the CPU the event ran on", Type: types.U32, Src: ctx()},
 	{Name: "pid", Doc: "process id (the kernel's tgid)", Type: types.U32, Src: ctx()},
