@@ -45,20 +45,8 @@ func (c *checker) namedType(at lang.Node, typ string, ptr int, what string) type
 		}
 		return t
 	}
-	tag, name, _ := strings.Cut(typ, " ")
-	var target btf.Type
-	var err error
-	if tag == "union" {
-		var u *btf.Union
-		err = c.opts.BTF.TypeByName(name, &u)
-		target = u
-	} else {
-		var s *btf.Struct
-		err = c.opts.BTF.TypeByName(name, &s)
-		target = s
-	}
-	if err != nil {
-		c.errorf(at, didYouMean(name, indexOf(c.opts.BTF).structNames()), "unknown %s %q in the kernel's BTF", tag, name)
+	target, ok := c.taggedType(at, typ)
+	if !ok {
 		return types.Bad
 	}
 	if ptr == 0 {
@@ -73,4 +61,26 @@ func (c *checker) namedType(at lang.Node, typ string, ptr int, what string) type
 		target = &btf.Pointer{Target: target}
 	}
 	return types.Type{Kind: types.Ptr, Size: 8, BTF: target}
+}
+
+// taggedType finds the struct or union a type names ("struct sock", "union
+// X") in the kernel's BTF, or says at at that it has none.
+func (c *checker) taggedType(at lang.Node, typ string) (btf.Type, bool) {
+	tag, name, _ := strings.Cut(typ, " ")
+	var target btf.Type
+	var err error
+	if tag == "union" {
+		var u *btf.Union
+		err = c.opts.BTF.TypeByName(name, &u)
+		target = u
+	} else {
+		var s *btf.Struct
+		err = c.opts.BTF.TypeByName(name, &s)
+		target = s
+	}
+	if err != nil {
+		c.errorf(at, didYouMean(name, indexOf(c.opts.BTF).structNames()), "unknown %s %q in the kernel's BTF", tag, name)
+		return nil, false
+	}
+	return target, true
 }

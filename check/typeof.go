@@ -56,20 +56,8 @@ func (c *checker) typeOfOperand(e *lang.TypeOfExpr) (uint64, btf.Type, bool) {
 		}
 		return uint64(t.Size), nil, true
 	}
-	tag, name, _ := strings.Cut(e.Type, " ")
-	var target btf.Type
-	var err error
-	if tag == "union" {
-		var u *btf.Union
-		err = c.opts.BTF.TypeByName(name, &u)
-		target = u
-	} else {
-		var s *btf.Struct
-		err = c.opts.BTF.TypeByName(name, &s)
-		target = s
-	}
-	if err != nil {
-		c.errorf(at, didYouMean(name, indexOf(c.opts.BTF).structNames()), "unknown %s %q in the kernel's BTF", tag, name)
+	target, ok := c.taggedType(at, e.Type)
+	if !ok {
 		return 0, nil, false
 	}
 	if e.Ptr > 0 {
