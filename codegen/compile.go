@@ -137,11 +137,13 @@ type Options struct {
 	// Arch is the GOARCH of the kernel the programs are for: kprobes read
 	// its struct pt_regs. "" is this binary's.
 	Arch string
-	// NoFuncIPHelper says the kernel lacks bpf_get_func_ip (Linux 5.15
-	// and later have it): programs for one function take its address
-	// from Ksym, kprobe programs shared by many functions the instruction
-	// pointer, and their return programs the one their entry kept.
-	NoFuncIPHelper bool
+	// HaveFuncIP reports whether the kernel has bpf_get_func_ip (Linux
+	// 5.15 and later); nil says it has. It is asked only where a program
+	// would call it: a program for one function loads that function's
+	// address from Ksym anyway. Where the kernel lacks it, kprobe
+	// programs shared by many functions read the instruction pointer, and
+	// their return programs the address their entry kept.
+	HaveFuncIP func() bool
 }
 
 // SkbArgs are the argument positions skb: programs are generated for when
@@ -169,7 +171,7 @@ func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 	out := &Output{Maps: map[string]*ebpf.MapSpec{}, Lhist: map[string][3]int64{}}
 	ms := &mapSet{info: info, specs: out.Maps, cpus: opts.CPUs, perf: opts.PerfEvents, eventsBytes: opts.EventsBytes, track: usesTrack(info),
 		snaplen: min(cmp.Or(opts.Snaplen, DefaultSnaplen), MaxSnaplen), pageMul: opts.PageMul, pageOff: opts.PageOff,
-		arch: opts.Arch, noFuncIP: opts.NoFuncIPHelper}
+		arch: opts.Arch, haveFuncIP: opts.HaveFuncIP}
 	if ms.perf {
 		// A perf record's size is 16 bits.
 		ms.snaplen = min(ms.snaplen, maxPerfSnaplen)

@@ -196,7 +196,9 @@ func (g *gen) printHead(ev *Event, rec int16) error {
 	g.emit(asm.StoreMem(asm.RFP, rec+PrintSkb, asm.R0, asm.DWord))
 	g.emit(asm.Mov.Imm(asm.R0, 0))
 	if g.info.Probes[g.probe].Func {
-		g.funcIP()
+		if err := g.funcIP(); err != nil {
+			return err
+		}
 	}
 	g.emit(asm.StoreMem(asm.RFP, rec+PrintFunc, asm.R0, asm.DWord))
 	return nil

@@ -373,7 +373,9 @@ func (g *gen) context(e *lang.Ident, f *stdlib.Field) error {
 		return g.ctState()
 	case "func":
 		// The traced function's address; the runtime prints its symbol.
-		g.funcIP()
+		if err := g.funcIP(); err != nil {
+			return err
+		}
 	case "probe":
 		return g.probeValue()
 	case "reason":

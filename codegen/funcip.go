@@ -38,12 +38,13 @@ func oneFuncAddr(kind lang.ProbeKind, spec *check.SpecInfo, tg SkbTarget, ksym f
 // bpf_get_func_ip: the entry then keeps the function's address in its
 // frame, and entries are keyed by the task alone.
 func (g *gen) stashFunc() bool {
-	return g.maps.noFuncIP && g.ctx == ctxRegs && g.funcAddr == 0
+	return g.maps.noFuncIP() && g.ctx == ctxRegs && g.funcAddr == 0
 }
 
 // funcIP puts the traced function's address in R0. A tp_btf program has no
-// trampoline for bpf_get_func_ip; there it is the tracepoint's address.
-func (g *gen) funcIP() {
+// trampoline for bpf_get_func_ip; there it is the tracepoint's address. The
+// error is a kprobe's on an architecture whose registers are not known.
+func (g *gen) funcIP() error {
 	switch {
 	case g.target.Name != "" && !g.target.Fentry:
 		g.emit(asm.LoadImm(asm.R0, int64(g.target.FuncAddr), asm.DWord))
@@ -51,22 +52,22 @@ func (g *gen) funcIP() {
 		g.emit(asm.LoadImm(asm.R0, int64(g.funcAddr), asm.DWord))
 	case g.entryFunc != 0:
 		g.emit(asm.LoadMem(asm.R0, asm.RFP, g.entryFunc, asm.DWord))
-	case g.maps.noFuncIP && g.ctx == ctxRegs && !g.target.Return:
+	case g.maps.noFuncIP() && g.ctx == ctxRegs && !g.target.Return:
 		// At a kprobe's entry the instruction pointer is at (or just
 		// past) the function's first instruction.
 		regs, err := g.maps.kprobeRegs()
 		if err != nil {
-			g.emit(asm.Mov.Imm(asm.R0, 0))
-			return
+			return err
 		}
 		g.emit(asm.LoadMem(asm.R0, asm.R9, regs.ip, asm.DWord))
 		if regs.ipAfter != 0 {
 			g.emit(asm.Sub.Imm(asm.R0, regs.ipAfter))
 		}
-	case g.maps.noFuncIP:
+	case g.maps.noFuncIP():
 		// Nothing says which function this is.
 		g.emit(asm.Mov.Imm(asm.R0, 0))
 	default:
 		g.emit(asm.Mov.Reg(asm.R1, asm.R9), asm.FnGetFuncIp.Call())
 	}
+	return nil
 }

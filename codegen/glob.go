@@ -60,7 +60,7 @@ func compileGlob(s *lang.Script, info *check.Info, ms *mapSet, out *Output, p *l
 			if f.RetVoid {
 				k.ret = "void"
 			}
-			if ms.noFuncIP {
+			if ms.noFuncIP() {
 				k.fn = f.Func
 			}
 		}

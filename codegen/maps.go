@@ -33,11 +33,13 @@ type mapSet struct {
 	// address (Options.PageMul); 0: fragments are not read.
 	pageMul, pageOff uint64
 	// arch is the GOARCH whose struct pt_regs kprobes read ("" is this
-	// binary's); noFuncIP says the kernel lacks bpf_get_func_ip
-	// (Options.NoFuncIPHelper).
-	arch     string
-	noFuncIP bool
+	// binary's); haveFuncIP is Options.HaveFuncIP.
+	arch       string
+	haveFuncIP func() bool
 }
+
+// noFuncIP reports whether the kernel lacks bpf_get_func_ip.
+func (ms *mapSet) noFuncIP() bool { return ms.haveFuncIP != nil && !ms.haveFuncIP() }
 
 // kprobeRegs is the struct pt_regs layout kprobe programs read.
 func (ms *mapSet) kprobeRegs() (*regsLayout, error) { return archRegs(ms.arch) }

@@ -70,7 +70,9 @@ func (g *gen) probeValue() error {
 		g.emit(asm.Mov.Imm(asm.R0, int32(i+1)))
 		return g.vs.push(asm.R0)
 	}
-	g.funcIP()
+	if err := g.funcIP(); err != nil {
+		return err
+	}
 	if g.target.Return || g.spec.Spec.Kind == lang.ProbeKretprobe || g.spec.Spec.Kind == lang.ProbeFexit {
 		g.emit(asm.LSh.Imm(asm.R0, 1), asm.RSh.Imm(asm.R0, 1))
 	}

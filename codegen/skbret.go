@@ -27,9 +27,9 @@ const EntryMap = "skbret_entry"
 // forgets those of returns never seen (a function whose return refused to
 // attach). entryDepth is how deep a function's calls nest on one task and
 // are still paired: each entry's value is a count, then entryDepth frames
-// of the skb and the time.
-// A frame is the skb and the time, and where the kernel lacks
-// bpf_get_func_ip, the function's address (stashFunc).
+// of the skb and the time and, where the kernel lacks bpf_get_func_ip, the
+// function's address (stashFunc). entryFrame* are each field's offset from
+// the value's start for frame 0.
 const (
 	entryMapSize   = 16384
 	entryDepth     = 8
@@ -41,10 +41,10 @@ const (
 // entryFrame is the size of a frame in EntryMap's values, and entryValue
 // that of a value: a count, then entryDepth frames.
 func (ms *mapSet) entryFrame() int32 {
-	if ms.noFuncIP {
-		return 24
+	if ms.noFuncIP() {
+		return entryFrameFunc + 8 - entryFrameSkb
 	}
-	return 16
+	return entryFrameNs + 8 - entryFrameSkb
 }
 
 func (ms *mapSet) entryValue() int { return 8 + int(ms.entryFrame())*entryDepth }
@@ -71,7 +71,7 @@ func (ms *mapSet) entryMap() {
 // CPU with bit 32 set where the thread id is 0, then the function address
 // (0 where the frames keep it: the calls on a task return in the reverse
 // order of their entries).
-func (g *gen) entryKey(key int16) {
+func (g *gen) entryKey(key int16) error {
 	task := g.label("task")
 	g.emit(
 		asm.FnGetCurrentPidTgid.Call(),
@@ -85,10 +85,13 @@ func (g *gen) entryKey(key int16) {
 	g.emit(asm.StoreMem(asm.RFP, key, asm.R0, asm.DWord).WithSymbol(task))
 	if g.stashFunc() {
 		g.emit(storeImm64(key+8, 0))
-		return
+		return nil
 	}
-	g.funcIP()
+	if err := g.funcIP(); err != nil {
+		return err
+	}
 	g.emit(asm.StoreMem(asm.RFP, key+8, asm.R0, asm.DWord))
+	return nil
 }
 
 // returnPrologue starts a return program: it takes the entry's skb and
@@ -105,7 +108,9 @@ func (g *gen) returnPrologue() error {
 		return err
 	}
 	g.entrySkb, g.entryTime = slot, slot+8
-	g.entryKey(key)
+	if err := g.entryKey(key); err != nil {
+		return err
+	}
 	if stash {
 		// The function, kept in the frame: after the key, which is made
 		// with funcIP.
@@ -196,7 +201,9 @@ func compileEntry(ms *mapSet, tg SkbTarget, name string, ksym func(string) uint6
 		return nil, err
 	}
 	g.emit(asm.Mov.Reg(asm.R9, asm.R1))
-	g.entryKey(key)
+	if err := g.entryKey(key); err != nil {
+		return nil, err
+	}
 	if err := g.loadArg(asm.R0, tg.SkbArg); err != nil {
 		return nil, err
 	}
@@ -228,7 +235,9 @@ func compileEntry(ms *mapSet, tg SkbTarget, name string, ksym func(string) uint6
 	)
 	if g.stashFunc() {
 		g.emit(asm.Mov.Reg(asm.R8, asm.R2))
-		g.funcIP()
+		if err := g.funcIP(); err != nil {
+			return nil, err
+		}
 		g.emit(asm.StoreMem(asm.R8, entryFrameFunc, asm.R0, asm.DWord))
 	}
 	g.emit(

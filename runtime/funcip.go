@@ -9,7 +9,7 @@ import (
 // HaveFuncIPHelper reports whether this kernel's kprobe and tracing programs
 // may call bpf_get_func_ip (Linux 5.15 and later). Where they may not, the
 // code generator takes the function's address another way
-// (codegen.Options.NoFuncIPHelper). The probe loads one small program,
+// (codegen.Options.HaveFuncIP). The probe loads one small program,
 // once per process.
 func HaveFuncIPHelper() bool {
 	return features.HaveProgramHelper(ebpf.Kprobe, asm.FnGetFuncIp) == nil

@@ -105,7 +105,7 @@ func loadBTF(file string) (*btf.Spec, error) {
 // dumpCode prints each program's instructions and, where the kernel lets it
 // load, how many instructions the verifier processed.
 func dumpCode(o options, script *lang.Script, info *check.Info, ids runtime.KernelTypeIDs, stdout, stderr io.Writer) int {
-	out, err := codegen.Compile(script, info, codegen.Options{Ksym: runtime.KsymAddr, NoFuncIPHelper: !runtime.HaveFuncIPHelper()})
+	out, err := codegen.Compile(script, info, codegen.Options{Ksym: runtime.KsymAddr, HaveFuncIP: runtime.HaveFuncIPHelper})
 	if err != nil {
 		return report(stderr, err)
 	}

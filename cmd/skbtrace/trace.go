@@ -163,8 +163,8 @@ func compileFor(o options, script *lang.Script, info *check.Info, whole func() (
 		return nil, nil, err
 	}
 	opts.Ksym = runtime.KsymAddr
-	opts.NoFuncIPHelper = !runtime.HaveFuncIPHelper()
-	if opts.NoFuncIPHelper && o.verbose {
+	opts.HaveFuncIP = runtime.HaveFuncIPHelper
+	if o.verbose && !runtime.HaveFuncIPHelper() {
 		fmt.Fprintln(stderr, "skbtrace: this kernel has no bpf_get_func_ip (Linux 5.15 added it): func comes from each program's own function, or a kprobe's instruction pointer")
 	}
 	opts.Snaplen = o.snaplen
