@@ -87,11 +87,7 @@ func (c *checker) reasonStandsIn(si *SpecInfo) bool {
 	case lang.ProbeTracepoint:
 		return si.Spec.Name == "kfree_skb" && (si.Spec.Category == "skb" || si.Spec.Category == "*")
 	case lang.ProbeKprobe, lang.ProbeFentry, lang.ProbeFexit:
-		fn := si.Func
-		if fn == "" {
-			fn = si.Spec.Target
-		}
-		return slices.Contains(reasonlessDrops, fn)
+		return slices.Contains(reasonlessDrops, si.Function())
 	}
 	return false
 }

@@ -159,6 +159,15 @@ type SpecInfo struct {
 	RetVoid bool
 }
 
+// Function is the function a function probe's spec is for: its own in a
+// glob's per-function spec (Func), else the one the probe names.
+func (si *SpecInfo) Function() string {
+	if si.Func != "" {
+		return si.Func
+	}
+	return si.Spec.Target
+}
+
 // Param is a typed probe argument.
 type Param struct {
 	Name  string

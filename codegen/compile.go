@@ -375,13 +375,13 @@ func compileProbeWith(noOne bool, info *check.Info, ms *mapSet, out *Output, p *
 		ps.Type, ps.AttachType, ps.AttachTo = ebpf.Tracing, ebpf.AttachTraceRawTp, spec.Spec.Name
 	case lang.ProbeFentry:
 		g.ctx = ctxArgs
-		ps.Type, ps.AttachType, ps.AttachTo = ebpf.Tracing, ebpf.AttachTraceFEntry, funcTarget(spec)
+		ps.Type, ps.AttachType, ps.AttachTo = ebpf.Tracing, ebpf.AttachTraceFEntry, spec.Function()
 	case lang.ProbeFexit:
 		g.ctx = ctxArgs
-		ps.Type, ps.AttachType, ps.AttachTo = ebpf.Tracing, ebpf.AttachTraceFExit, funcTarget(spec)
+		ps.Type, ps.AttachType, ps.AttachTo = ebpf.Tracing, ebpf.AttachTraceFExit, spec.Function()
 	case lang.ProbeKprobe, lang.ProbeKretprobe:
 		g.ctx = ctxRegs
-		ps.Type, ps.AttachTo = ebpf.Kprobe, funcTarget(spec)
+		ps.Type, ps.AttachTo = ebpf.Kprobe, spec.Function()
 	case lang.ProbeSkbRet:
 		g.ctx = ctxRegs
 		ps.Type = ebpf.Kprobe

@@ -25,7 +25,7 @@ func oneFuncAddr(kind lang.ProbeKind, spec *check.SpecInfo, tg SkbTarget, ksym f
 		fn = tg.Name
 	case tg.shared:
 	case kind == lang.ProbeFentry, kind == lang.ProbeFexit, kind == lang.ProbeKprobe, kind == lang.ProbeKretprobe:
-		fn = funcTarget(spec)
+		fn = spec.Function()
 	}
 	if fn == "" || ksym == nil {
 		return 0

@@ -7,15 +7,6 @@ import (
 	"github.com/skbtrace/skbtrace/lang"
 )
 
-// funcTarget is the function a function probe's program is for: its own
-// in a glob's per-function spec, else the one the probe names.
-func funcTarget(spec *check.SpecInfo) string {
-	if spec.Func != "" {
-		return spec.Func
-	}
-	return spec.Spec.Target
-}
-
 // compileGlob generates the programs of a function probe's glob
 // (kprobe:tcp_*, fexit:ip_*). fentry and fexit take a program per
 // function, each typed by its own prototype. kprobes take one program per

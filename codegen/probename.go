@@ -49,7 +49,7 @@ func (g *gen) probeName() string {
 		if g.target.shared {
 			return ""
 		}
-		return string(sp.Kind) + ":" + funcTarget(g.spec)
+		return string(sp.Kind) + ":" + g.spec.Function()
 	}
 	// BEGIN, END, interval:s:1, profile:hz:99: as written, the kind's
 	// short name (i:s:1) spelled out, as bpftrace prints it.
