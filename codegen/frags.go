@@ -8,8 +8,8 @@ import (
 
 // captureFrags appends a non-linear skb's paged data to a capture record
 // whose linear part is copied: the scratch record's address is in the
-// slot sl.tmp, how many bytes it holds at rec+CaptureLen, which this
-// updates, there and in the scratch record. Each of
+// slot sl.tmp, how many bytes it holds at its CaptureLen (and the frame's
+// rec+CaptureLen), which this updates in both. Each of
 // skb_shinfo(skb)->frags[], in order, up to the packet's length or the
 // snap length, its page translated to its direct-map address as
 // Options.PageMul and PageOff say. A bounded loop of at most MAX_SKB_FRAGS
@@ -98,9 +98,15 @@ func (g *gen) captureFrags(sl pktSlots, rec int16, snap int) error {
 		asm.Add.Reg(asm.R3, asm.R0),
 		asm.LoadMem(asm.R0, asm.RFP, frag+int16(fl.Off), sizeOf(int(fl.OffSize))),
 		asm.Add.Reg(asm.R3, asm.R0),
-		// n = min(len, want - copied)
+		// n = min(len, want - copied). The count copied so far lives in
+		// the scratch record, not the frame: read from a map, it is a
+		// scalar the verifier knows nothing of, the same on every path,
+		// so each turn's paths meet at the loop's head as one state
+		// (on the frame, each path's range of it is a state of its own:
+		// about 116,000 instructions to verify instead of 5,000).
 		asm.LoadMem(asm.R2, asm.RFP, frag+int16(fl.Len), sizeOf(int(fl.LenSize))),
-		asm.LoadMem(asm.R4, asm.RFP, rec+CaptureLen, asm.DWord),
+		asm.LoadMem(asm.R0, asm.RFP, sl.tmp, asm.DWord),
+		asm.LoadMem(asm.R4, asm.R0, CaptureLen, asm.DWord),
 		asm.LoadMem(asm.R5, asm.RFP, want, asm.DWord),
 		asm.Sub.Reg(asm.R5, asm.R4),
 		asm.JLE.Reg(asm.R2, asm.R5, next+"_n"),
@@ -110,7 +116,7 @@ func (g *gen) captureFrags(sl pktSlots, rec int16, snap int) error {
 		asm.JGT.Imm(asm.R4, int32(snap), done),
 		asm.Mov.Reg(asm.R5, asm.R4),
 		asm.Add.Reg(asm.R5, asm.R2),
-		asm.StoreMem(asm.RFP, rec+CaptureLen, asm.R5, asm.DWord),
+		asm.StoreMem(asm.R0, CaptureLen, asm.R5, asm.DWord),
 		asm.LoadMem(asm.R1, asm.RFP, sl.tmp, asm.DWord),
 		asm.Add.Imm(asm.R1, CaptureHead),
 		asm.Add.Reg(asm.R1, asm.R4),
@@ -123,11 +129,12 @@ func (g *gen) captureFrags(sl pktSlots, rec int16, snap int) error {
 		asm.StoreMem(asm.RFP, idx, asm.R1, asm.DWord),
 		asm.Ja.Label(loop),
 	)
-	// The record's header was copied before: its length again.
+	// The frame's header has the length from before the loop: the
+	// scratch record's, which the loop updated, again.
 	g.emit(
 		asm.LoadMem(asm.R0, asm.RFP, sl.tmp, asm.DWord).WithSymbol(done),
-		asm.LoadMem(asm.R1, asm.RFP, rec+CaptureLen, asm.DWord),
-		asm.StoreMem(asm.R0, CaptureLen, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, asm.R0, CaptureLen, asm.DWord),
+		asm.StoreMem(asm.RFP, rec+CaptureLen, asm.R1, asm.DWord),
 	)
 	return nil
 }

@@ -25,7 +25,7 @@ func compileAndRun(o options, src *lang.Source, params []string, stdout, stderr 
 	}
 	if o.dump {
 		lang.DumpWith(stdout, script, info.Describe)
-		return dumpCode(o, script, info, kt.typeIDs(), stdout, stderr)
+		return dumpCode(o, script, info, kt, stdout, stderr)
 	}
 	return trace(o, script, info, kt, resumeGCLater(resumeGC), stdout, stderr)
 }
@@ -102,15 +102,26 @@ func loadBTF(file string) (*btf.Spec, error) {
 	return s, nil
 }
 
-// dumpCode prints each program's instructions and, where the kernel lets it
-// load, how many instructions the verifier processed.
-func dumpCode(o options, script *lang.Script, info *check.Info, ids runtime.KernelTypeIDs, stdout, stderr io.Writer) int {
-	out, err := codegen.Compile(script, info, codegen.Options{Ksym: runtime.KsymAddr, HaveFuncIP: runtime.HaveFuncIPHelper})
+// dumpCode prints each program's instructions as trace would load them (the
+// backend auto or --backend chooses, tracepoints included, --filter and -w
+// applied) and, where the kernel lets them load, how many instructions the
+// verifier processed. Where no backend of this kernel would run the
+// script, it says why and prints the programs as compiled for kprobes.
+func dumpCode(o options, script *lang.Script, info *check.Info, kt *kernelTypes, stdout, stderr io.Writer) int {
+	out, _, err := compileFor(o, script, info, kt.whole, stderr)
 	if err != nil {
-		return report(stderr, err)
+		// No backend here runs it (no kprobes, say): the code is still
+		// worth reading, as compiled for kprobes, with why it would not run.
+		generic, gerr := codegen.Compile(script, info, codegen.Options{Ksym: runtime.KsymAddr, HaveFuncIP: runtime.HaveFuncIPHelper})
+		if gerr != nil {
+			return report(stderr, err)
+		}
+		fmt.Fprintln(stderr, "skbtrace: -d: this kernel would not trace it as it is, so the programs below are as compiled for kprobes:")
+		report(stderr, err)
+		out = generic
 	}
 	verified := map[string]uint32{}
-	if coll, err := runtime.LoadWith(out, o.verbose, ids); err != nil {
+	if coll, err := runtime.LoadWith(out, o.verbose, kt.typeIDs()); err != nil {
 		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
 	} else {
 		verified = runtime.Verified(coll)

@@ -43,9 +43,11 @@ func TestBadScriptExitsOne(t *testing.T) {
 	}
 }
 
-// TestDumpPrintsTypedTree checks -d: the tree with the checker's types.
+// TestDumpPrintsTypedTree checks -d: the tree with the checker's types,
+// and the programs of the backend that tracing would use (here the one
+// --backend names: skb: on tracepoints, tp_btf programs).
 func TestDumpPrintsTypedTree(t *testing.T) {
-	code, out, errs := runCLI(t, "-d", "-e", "skb:* /mark==0xdeadbeef/ < print(len, dev) >")
+	code, out, errs := runCLI(t, "-d", "--backend", "tracepoint", "-e", "skb:* /mark==0xdeadbeef/ < print(len, dev) >")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -54,11 +56,27 @@ func TestDumpPrintsTypedTree(t *testing.T) {
 		"Ident mark  [1:8-1:12]  : u32; builtin mark",
 		"Int 3735928559",
 		"Ident dev  [1:39-1:42]  : string[16]; builtin dev",
-		"program p0_0_skb0: skb:* (Kprobe, ",
+		"program p0_0_tp0: skb:* (Tracing, ",
 		"Call FnRingbufOutput",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("-d output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestDumpFollowsBackend checks that -d prints the programs of the backend
+// --backend names: kprobes for --backend kprobe, even on a kernel without
+// them (then with the reason it would not trace), tp_btf programs for
+// tracepoint.
+func TestDumpFollowsBackend(t *testing.T) {
+	for backend, want := range map[string]string{"kprobe": "program p0_0_skb0: skb:* (Kprobe, ", "tracepoint": "program p0_0_tp0: skb:* (Tracing, "} {
+		code, out, errs := runCLI(t, "-d", "--backend", backend, "--filter", "udp dst port 9", "-w", filepath.Join(t.TempDir(), "x.pcapng"))
+		if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "verifier processed") {
+			t.Errorf("--backend %s -d: exit %d, want %q, verified:\n%s", backend, code, want, errs)
+		}
+		if strings.Contains(errs, "would not trace") && !strings.Contains(errs, "--backend "+backend+": ") {
+			t.Errorf("--backend %s -d: no reason why it would not trace:\n%s", backend, errs)
 		}
 	}
 }
