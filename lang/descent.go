@@ -40,6 +40,7 @@ type descentNodes struct {
 	blocks    slab[gBlock]
 	stmts     slab[gStmt]
 	ifs       slab[gIf]
+	fors      slab[gFor]
 	lets      slab[gLet]
 	types     slab[gType]
 	exprs     slab[gExpr]
@@ -51,6 +52,8 @@ type descentNodes struct {
 	postfixes slab[gPostfix]
 	selectors slab[gSelector]
 	primaries slab[gPrimary]
+	parens    slab[gParen]
+	elems     slab[gElem]
 	strings   slab[string]
 }
 
@@ -60,6 +63,7 @@ func (n *descentNodes) reset() {
 	n.blocks.reset()
 	n.stmts.reset()
 	n.ifs.reset()
+	n.fors.reset()
 	n.lets.reset()
 	n.types.reset()
 	n.exprs.reset()
@@ -71,6 +75,8 @@ func (n *descentNodes) reset() {
 	n.postfixes.reset()
 	n.selectors.reset()
 	n.primaries.reset()
+	n.parens.reset()
+	n.elems.reset()
 	n.strings.reset()
 }
 
@@ -268,17 +274,22 @@ func (p *descent) block() (*gBlock, bool) {
 var (
 	assignOps = []string{"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="}
 	incrOps   = []string{"++", "--"}
+	jumpWords = []string{"break", "continue"}
 )
 
-// gStmt: `( @@ | @@ ( @(assignOps) @@ | @(incrOps) )? ) @";"*`
+// gStmt: `( @@ | @@ | @@ | @(jumpWords) | @@ ( @(assignOps) @@ | @(incrOps) )? ) @";"*`
 func (p *descent) stmt() (*gStmt, bool) {
 	g := p.nodes.stmts.new(gStmt{Pos: p.peek().Pos})
 	start := p.i
 	ifs, ok := p.ifStmt()
 	if p.taken(ok, start) {
 		g.If = ifs
+	} else if f, ok := p.forStmt(); p.taken(ok, start) {
+		g.For = f
 	} else if let, ok := p.let(); p.taken(ok, start) {
 		g.Let = let
+	} else if jump, ok := p.oneOf(jumpWords); ok {
+		g.Jump = jump
 	} else {
 		target, ok := p.expr()
 		if !p.taken(ok, start) {
@@ -367,6 +378,45 @@ func (p *descent) typ() (*gType, bool) {
 			break
 		}
 		g.Stars = append(g.Stars, "*")
+	}
+	g.EndPos = p.peek().Pos
+	return g, true
+}
+
+// gFor: `"for" @"("? @Var ":" @@ ( ".." @@ )? @")"? @@`
+func (p *descent) forStmt() (*gFor, bool) {
+	if !p.at("for") {
+		return nil, false
+	}
+	g := p.nodes.fors.new(gFor{Pos: p.peek().Pos})
+	p.next()
+	if p.at("(") {
+		g.Open = p.next()
+	}
+	var ok bool
+	if g.Var, ok = p.ref(tVar); !ok {
+		return nil, false
+	}
+	if !p.lit(":") {
+		return nil, false
+	}
+	if g.Iter, ok = p.unary(); !ok {
+		return nil, false
+	}
+	start := p.i
+	var end *gUnary
+	ok = p.lit("..")
+	if ok {
+		end, ok = p.unary()
+	}
+	if p.taken(ok, start) {
+		g.End = end
+	}
+	if p.at(")") {
+		g.Close = p.next()
+	}
+	if g.Body, ok = p.block(); !ok {
+		return nil, false
 	}
 	g.EndPos = p.peek().Pos
 	return g, true
@@ -562,7 +612,7 @@ func (p *descent) postfix() (*gPostfix, bool) {
 	return g, true
 }
 
-// gSelector: `( "->" @Ident | "." @Ident | "[" @@ "]" )`
+// gSelector: `( "->" @Ident | "." @Ident | "." @Int | "[" @@ "]" )`
 func (p *descent) selector() (*gSelector, bool) {
 	if !p.at("->") && !p.at(".") && !p.at("[") {
 		return nil, false
@@ -576,6 +626,9 @@ func (p *descent) selector() (*gSelector, bool) {
 	if !p.taken(ok, start) {
 		if p.lit(".") {
 			g.Dot, ok = p.ref(tIdent)
+		}
+		if !p.taken(ok, start) && p.lit(".") {
+			g.Elem, ok = p.ref(tInt)
 		}
 		if !p.taken(ok, start) {
 			var index *gExpr
@@ -596,7 +649,7 @@ func (p *descent) selector() (*gSelector, bool) {
 
 // gPrimary: `( @String | @BadString | @( IPv6 | IPv4 ) | @Int | @Var
 // | @Map ( "[" @@ ( "," @@ )* "]" )? | @Ident ( @"(" ( @@ ( "," @@ )* )? ")" )?
-// | "(" @@ ")" )`
+// | @@ )`
 func (p *descent) primary() (*gPrimary, bool) {
 	g := p.nodes.primaries.new(gPrimary{Pos: p.peek().Pos})
 	switch t := p.peek().Type; t {
@@ -633,18 +686,63 @@ func (p *descent) primary() (*gPrimary, bool) {
 		}
 	default:
 		start := p.i
-		var paren *gExpr
-		ok := p.lit("(")
-		if ok {
-			paren, ok = p.expr()
-		}
-		if ok {
-			ok = p.lit(")")
-		}
+		paren, ok := p.paren()
 		if !p.taken(ok, start) {
 			return nil, false
 		}
 		g.Paren = paren
+	}
+	g.EndPos = p.peek().Pos
+	return g, true
+}
+
+// gParen: `"(" ( @@ ( "," @@ )* @","? )? ")"`
+func (p *descent) paren() (*gParen, bool) {
+	if !p.at("(") {
+		return nil, false
+	}
+	g := p.nodes.parens.new(gParen{Pos: p.peek().Pos})
+	p.next()
+	start := p.i
+	if first, ok := p.elem(); p.taken(ok, start) {
+		g.Elems = append(g.Elems, first)
+		for n := 0; ; n++ {
+			p.iterate(n)
+			start := p.i
+			var e *gElem
+			ok := p.lit(",")
+			if ok {
+				e, ok = p.elem()
+			}
+			if !p.taken(ok, start) {
+				break
+			}
+			g.Elems = append(g.Elems, e)
+		}
+		if p.at(",") {
+			g.Comma = p.next()
+		}
+	}
+	if !p.lit(")") {
+		return nil, false
+	}
+	g.EndPos = p.peek().Pos
+	return g, true
+}
+
+// gElem: `( @Ident "=" )? @@`
+func (p *descent) elem() (*gElem, bool) {
+	g := p.nodes.elems.new(gElem{Pos: p.peek().Pos})
+	start := p.i
+	name, ok := p.ref(tIdent)
+	if ok {
+		ok = p.lit("=")
+	}
+	if p.taken(ok, start) {
+		g.Name = name
+	}
+	if g.X, ok = p.expr(); !ok {
+		return nil, false
 	}
 	g.EndPos = p.peek().Pos
 	return g, true

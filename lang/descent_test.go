@@ -15,8 +15,8 @@ import (
 
 // grammarTypes are the g* types of grammar.go, each of which descent.go
 // transliterates.
-var grammarTypes = []any{gScript{}, gProbe{}, gSpec{}, gBlock{}, gStmt{}, gIf{}, gExpr{},
-	gBinary{}, gOpArg{}, gUnary{}, gCast{}, gPostfix{}, gSelector{}, gPrimary{}, gTypeOf{}}
+var grammarTypes = []any{gScript{}, gProbe{}, gSpec{}, gBlock{}, gStmt{}, gIf{}, gFor{}, gExpr{},
+	gBinary{}, gOpArg{}, gUnary{}, gCast{}, gPostfix{}, gSelector{}, gPrimary{}, gParen{}, gElem{}, gTypeOf{}}
 
 // TestGrammarUnchanged keeps the grammar descent.go was written for in
 // testdata/grammar.golden: participle's EBNF of it, and every field with
@@ -102,6 +102,14 @@ func FuzzDescent(f *testing.F) {
 	for _, e := range []string{"sizeof", "sizeof + 1", "sizeof(struct)", "sizeof(struct x *", "offsetof(x, )",
 		"offsetof(struct a, b.)", "offsetof(struct a, b.c.d)", "offsetof(struct a b)", "sizeof(uint8 * 2)", "sizeof(x)(1)"} {
 		f.Add("BEGIN { $x = " + e + "; }")
+	}
+	// Tuples, records and loops failing at each of their parts.
+	for _, e := range []string{"(1, 2", "(1,,)", "(,)", "(a=1, 2)", "(a=, b=2)", "(a==1, b)", "$t.0.1", "$t.", "$t.0x", "(a=1)(2)"} {
+		f.Add("BEGIN { $x = " + e + "; }")
+	}
+	for _, s := range []string{"for", "for (", "for ($i", "for ($i :", "for ($i : 0..", "for ($i : 0..5", "for ($i : 0..5)",
+		"for $i : 0 .. 5 {}", "for ($kv : @m) {}", "for ($kv : @m[1]) {}", "for $i : 0..5) {}", "for ($i 0..5) {}", "break", "continue;", "break 1"} {
+		f.Add("BEGIN { " + s + " }")
 	}
 	f.Fuzz(func(t *testing.T, text string) { compareParsers(t, "fuzz.st", text) })
 }

@@ -99,6 +99,10 @@ func (d dumper) stmt(depth int, s Stmt) {
 		if s.Else != nil {
 			d.stmt(depth+1, s.Else)
 		}
+	case *ForStmt:
+		d.forStmt(depth, s)
+	case *JumpStmt:
+		d.line(depth, s, "Jump %s", s.Op)
 	}
 }
 
@@ -150,6 +154,8 @@ func (d dumper) expr(depth int, e Expr) {
 		d.line(depth, e, "Binary %s", e.Op)
 		d.expr(depth+1, e.X)
 		d.expr(depth+1, e.Y)
+	case *TupleExpr:
+		d.tuple(depth, e)
 	case *CondExpr:
 		d.line(depth, e, "Cond")
 		d.expr(depth+1, e.Cond)

@@ -36,7 +36,9 @@ type gStmt struct {
 	Pos    lexer.Position
 	EndPos lexer.Position
 	If     *gIf     `parser:"(   @@"`
+	For    *gFor    `parser:"  | @@"`
 	Let    *gLet    `parser:"  | @@"`
+	Jump   string   `parser:"  | @( \"break\" | \"continue\" )"`
 	Target *gExpr   `parser:"  | @@"`
 	Op     string   `parser:"    ( @( \"=\" | \"+=\" | \"-=\" | \"*=\" | \"/=\" | \"%=\" | \"&=\" | \"|=\" | \"^=\" | \"<<=\" | \">>=\" )"`
 	Value  *gExpr   `parser:"      @@"`
@@ -63,6 +65,20 @@ type gType struct {
 	Name   string   `parser:"    @Ident"`
 	IntTy  string   `parser:"  | @( \"uint8\" | \"uint16\" | \"uint32\" | \"uint64\" | \"int8\" | \"int16\" | \"int32\" | \"int64\" ) )"`
 	Stars  []string `parser:"@\"*\"*"`
+}
+
+// gFor is bpftrace's for loop, its head in parentheses or not: over a map,
+// `for ($kv : @map) { ... }`, or over a range, `for ($i : 0..N) { ... }`.
+// Iter is the map or the range's start; lowering checks which.
+type gFor struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Open   string  `parser:"\"for\" @\"(\"?"`
+	Var    string  `parser:"@Var \":\""`
+	Iter   *gUnary `parser:"@@"`
+	End    *gUnary `parser:"( \"..\" @@ )?"`
+	Close  string  `parser:"@\")\"?"`
+	Body   *gBlock `parser:"@@"`
 }
 
 type gIf struct {
@@ -132,6 +148,7 @@ type gSelector struct {
 	EndPos lexer.Position
 	Arrow  string `parser:"(   \"->\" @Ident"`
 	Dot    string `parser:"  | \".\" @Ident"`
+	Elem   string `parser:"  | \".\" @Int"`
 	Index  *gExpr `parser:"  | \"[\" @@ \"]\" )"`
 }
 
@@ -149,7 +166,24 @@ type gPrimary struct {
 	Ident   *string  `parser:"  | @Ident"`
 	Call    *string  `parser:"    ( @\"(\""`
 	Args    []*gExpr `parser:"      ( @@ ( \",\" @@ )* )? \")\" )?"`
-	Paren   *gExpr   `parser:"  | \"(\" @@ \")\" )"`
+	Paren   *gParen  `parser:"  | @@ )"`
+}
+
+// gParen is a parenthesised expression, a tuple or a record: `(x)`,
+// `(a, b)`, `(a,)`, `()`, `(name=a, other=b)`.
+type gParen struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Elems  []*gElem `parser:"\"(\" ( @@ ( \",\" @@ )*"`
+	Comma  string   `parser:"@\",\"? )? \")\""`
+}
+
+// gElem is an element of a parenthesis: a record's is named.
+type gElem struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Name   string `parser:"( @Ident \"=\" )?"`
+	X      *gExpr `parser:"@@"`
 }
 
 // gTypeOf is bpftrace's sizeof(TYPE), sizeof(expr), offsetof(struct X, a.b)

@@ -274,7 +274,7 @@ func lineEnd(s string) int {
 // ops are the operators of more than one character, in the order the
 // reference's alternation tries them.
 var ops = []string{"<<=", ">>=", "++", "--", "->", "&&", "||", "==", "!=", "<=", ">=", "<<", ">>",
-	"+=", "-=", "*=", "/=", "%=", "&=", "|=", "^="}
+	"+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", ".."}
 
 func isDigit(c byte) bool      { return c >= '0' && c <= '9' }
 func isIdentStart(c byte) bool { return c == '_' || (c|0x20) >= 'a' && (c|0x20) <= 'z' }

@@ -19,7 +19,7 @@ import (
 //     comparison there is written in parentheses: `< if (len > 9) { ... } >`;
 //   - in a predicate, a `/` outside parentheses closes it (divide inside parentheses),
 //     as in bpftrace.
-const opRe = `<<=|>>=|\+\+|--|->|&&|\|\||==|!=|<=|>=|<<|>>|\+=|-=|\*=|/=|%=|&=|\|=|\^=|[-+*/%&|^!~<>=?:;,.]`
+const opRe = `<<=|>>=|\+\+|--|->|&&|\|\||==|!=|<=|>=|<<|>>|\+=|-=|\*=|/=|%=|&=|\|=|\^=|\.\.|[-+*/%&|^!~<>=?:;,.]`
 
 // trivia are the rules every state starts with: whitespace and comments,
 // before any rule that could take a comment's "/" for an operator.

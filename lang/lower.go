@@ -49,8 +49,11 @@ func (l *lowerer) block(g *gBlock) *Block {
 		}
 		b.Stmts = append(b.Stmts, st)
 		// A statement ends with ';', a newline, or the block's end.
-		if i+1 < len(g.Stmts) && len(s.Semis) == 0 && s.If == nil {
+		if i+1 < len(g.Stmts) && len(s.Semis) == 0 && s.If == nil && s.For == nil {
 			next := g.Stmts[i+1]
+			if l.failedCall(s, next) {
+				continue
+			}
 			if next.Pos.Line == s.EndPos.Line && !strings.Contains(l.src.Text[s.Pos.Offset:next.Pos.Offset], "\n") {
 				pos := st.Span().End
 				l.diags.Add(Span{Start: pos, End: pos}, "separate statements with ; or a newline", "syntax error: expected \";\" after statement")
@@ -72,6 +75,12 @@ func (l *lowerer) stmt(g *gStmt) Stmt {
 	}
 	if g.Let != nil {
 		return l.let(sp, g.Let)
+	}
+	if g.For != nil {
+		return l.forStmt(g.For)
+	}
+	if g.Jump != "" {
+		return &JumpStmt{At: sp, Op: g.Jump}
 	}
 	target := l.expr(g.Target)
 	switch {
@@ -218,6 +227,9 @@ func (l *lowerer) unary(g *gUnary) Expr {
 
 func (l *lowerer) postfix(g *gPostfix) Expr {
 	x := l.primary(g.X)
+	if _, isInt := x.(*IntLit); isInt && len(g.Sels) > 0 && g.Sels[0].Elem != "" {
+		l.addressTypo(x, g.Sels)
+	}
 	for _, s := range g.Sels {
 		sp := Span{Start: x.Span().Start, End: l.span(s.Pos, s.EndPos).End}
 		nameSpan := l.span(s.Pos, s.EndPos)
@@ -228,6 +240,10 @@ func (l *lowerer) postfix(g *gPostfix) Expr {
 		case s.Dot != "":
 			nameSpan.Start = l.src.PosAt(nameSpan.End.Offset - len(s.Dot))
 			x = &FieldExpr{At: sp, X: x, Name: s.Dot, NameSpan: nameSpan}
+		case s.Elem != "":
+			// A tuple's element, $t.0: the checker tells it from a member.
+			nameSpan.Start = l.src.PosAt(nameSpan.End.Offset - len(s.Elem))
+			x = &FieldExpr{At: sp, X: x, Name: s.Elem, NameSpan: nameSpan}
 		default:
 			x = &IndexExpr{At: sp, X: x, Index: l.expr(s.Index)}
 		}
@@ -290,7 +306,7 @@ func (l *lowerer) primary(g *gPrimary) Expr {
 		}
 		return deleteKeyArg(c)
 	case g.Paren != nil:
-		return &ParenExpr{At: sp, X: l.expr(g.Paren)}
+		return l.paren(sp, g.Paren)
 	}
 	l.diags.Add(sp, "", "syntax error: expected an expression")
 	return &IntLit{At: sp}

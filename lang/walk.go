@@ -44,6 +44,14 @@ func Inspect(n Node, f func(Node) bool) {
 		if n.Else != nil {
 			each(n.Else)
 		}
+	case *ForStmt:
+		each(n.Var)
+		if n.Map != nil {
+			each(n.Map)
+		} else {
+			each(n.Start, n.End)
+		}
+		each(n.Body)
 	case *MapExpr:
 		for _, k := range n.Keys {
 			each(k)
@@ -62,6 +70,10 @@ func Inspect(n Node, f func(Node) bool) {
 		each(n.X, n.Y)
 	case *CondExpr:
 		each(n.Cond, n.Then, n.Else)
+	case *TupleExpr:
+		for _, e := range n.Elems {
+			each(e)
+		}
 	case *ParenExpr:
 		each(n.X)
 	case *CastExpr:

@@ -29,6 +29,7 @@ const (
 	MapRef        // a whole map, as an argument of print/clear
 	Endpoint      // an address and a port: endpoint(saddr, sport)
 	Packet        // the packet's headers (pkt), printed as tcpdump's one-line decode
+	Tuple         // bpftrace's tuple (1, "a") or record (a=1, b="a"); Tuple says its elements
 )
 
 // Fmt says how an integer is printed.
@@ -93,6 +94,9 @@ type Type struct {
 	Layer int
 	// Layout is a FmtStrftime value's strftime format.
 	Layout string
+	// Tuple is a Tuple's elements (a pointer, so that types stay
+	// comparable).
+	Tuple *TupleType
 }
 
 // Common types.
@@ -165,6 +169,8 @@ func (t Type) String() string {
 		return "endpoint"
 	case Packet:
 		return "packet"
+	case Tuple:
+		return t.Tuple.String()
 	}
 	return "invalid"
 }

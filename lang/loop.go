@@ -1,0 +1,29 @@
+package lang
+
+// ForStmt is bpftrace's for loop: over a map's elements, `for ($kv : @m)
+// { ... }`, where $kv is the tuple (key, value), or over a range of
+// integers, `for ($i : start..end) { ... }`, start included, end not.
+// Map is set for the first; Start and End for the second.
+type ForStmt struct {
+	At    Span
+	Var   *VarExpr
+	Map   *MapExpr
+	Start Expr
+	End   Expr
+	Body  *Block
+}
+
+// JumpStmt is `break` or `continue` (Op) in a loop's body.
+type JumpStmt struct {
+	At Span
+	Op string
+}
+
+func (*ForStmt) stmtNode()  {}
+func (*JumpStmt) stmtNode() {}
+
+// Span returns the source span of the node.
+func (n *ForStmt) Span() Span { return n.At }
+
+// Span returns the source span of the node.
+func (n *JumpStmt) Span() Span { return n.At }
