@@ -28,7 +28,7 @@ fi
 if [ ! -d /sys/kernel/tracing/events ]; then
 	mount -t tracefs nodev /sys/kernel/tracing || true
 fi
-go test -run '^$' -bench . -benchtime 2s -benchmem ./lang ./codegen ./runtime | tee "$out/gobench.txt"
+go test -run '^$' -bench . -benchtime 2s -benchmem ./lang ./codegen ./runtime ./runtime/kernel | tee "$out/gobench.txt"
 cd "$out"
 ./skbbench -skbtrace ./skbtrace -udpflood ./udpflood -compile gobench.txt -commit "$commit" -o RESULTS.md
 cd - >/dev/null
@@ -52,7 +52,7 @@ cd - >/dev/null
 	grep -E '^BenchmarkPrinter' "$out/gobench.txt"
 	echo '```'
 	echo
-	echo "## Discovery and attach (go test -bench ./runtime)"
+	echo "## Discovery and attach (go test -bench ./runtime/kernel ./runtime)"
 	echo
 	echo '```'
 	grep -E '^Benchmark(Discovery|Attach)' "$out/gobench.txt"

@@ -11,7 +11,7 @@ import (
 	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/internal/golden"
 	"github.com/skbtrace/skbtrace/lang"
-	"github.com/skbtrace/skbtrace/runtime"
+	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
 func parseAndCheck(t *testing.T, file string) (*lang.Script, *check.Info, error) {
@@ -24,7 +24,7 @@ func parseAndCheck(t *testing.T, file string) (*lang.Script, *check.Info, error)
 	if err != nil {
 		return script, nil, err
 	}
-	info, err := check.Check(script, check.Options{BTF: kernelBTF(t), Params: []string{"64", "eth0"}, MatchTracepoints: runtime.MatchTracepoints})
+	info, err := check.Check(script, check.Options{BTF: kernelBTF(t), Params: []string{"64", "eth0"}, MatchTracepoints: kernel.MatchTracepoints})
 	return script, info, err
 }
 

@@ -3,7 +3,7 @@ package check
 import "github.com/cilium/ebpf/btf"
 
 // BTF is where the checker reads the kernel's types: a *btf.Spec, or a
-// stand-in that answers by name for fewer types (runtime.CachedTypes, this
+// stand-in that answers by name for fewer types (kernel.CachedTypes, this
 // kernel's BTF cache). Both answer as a *btf.Spec does.
 type BTF interface {
 	TypeByName(name string, typ any) error

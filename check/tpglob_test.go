@@ -6,7 +6,7 @@ import (
 
 	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/lang"
-	"github.com/skbtrace/skbtrace/runtime"
+	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
 // TestTracepointGlob checks that a tracepoint glob stands for every
@@ -17,7 +17,7 @@ func TestTracepointGlob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := check.Check(script, check.Options{BTF: kernelBTF(t), MatchTracepoints: runtime.MatchTracepoints})
+	info, err := check.Check(script, check.Options{BTF: kernelBTF(t), MatchTracepoints: kernel.MatchTracepoints})
 	if err != nil {
 		t.Fatal(err)
 	}

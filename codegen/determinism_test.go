@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/skbtrace/skbtrace/codegen"
-	"github.com/skbtrace/skbtrace/runtime"
+	"github.com/skbtrace/skbtrace/runtime/kernel"
 	"github.com/skbtrace/skbtrace/scripts"
 )
 
@@ -14,7 +14,7 @@ import (
 // random, so a generator that ranges over a map shows here), or the
 // verifier's work, and -d's output, change from run to run.
 func TestCompileIsDeterministic(t *testing.T) {
-	opts := codegen.Options{Ksym: runtime.KsymAddr}
+	opts := codegen.Options{Ksym: kernel.KsymAddr}
 	for _, tool := range scripts.All() {
 		var first string
 		for i := 0; i < 8; i++ {

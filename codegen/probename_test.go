@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/skbtrace/skbtrace/codegen"
-	"github.com/skbtrace/skbtrace/runtime"
+	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
 // TestProbeNameLoads: probe, and probe compared with a name, pass the
@@ -20,7 +20,7 @@ i:ms:100 { printf("%s\n", probe) }
 skb:ip_rcv* /probe == "kprobe:ip_rcv"/ { @skb[probe] = count() }
 kprobe:tcp_v4_* { @k[probe, probe != "kprobe:tcp_v4_rcv"] = count() }
 kretprobe:tcp_v4_* /probe == "kretprobe:tcp_v4_rcv"/ { @r[probe] = count() }
-`, codegen.Options{Ksym: runtime.KsymAddr})
+`, codegen.Options{Ksym: kernel.KsymAddr})
 	load(t, out)
 	want := map[string]bool{"tracepoint:skb:kfree_skb": true, "tracepoint:skb:consume_skb": true, "BEGIN": true, "interval:ms:100": true}
 	for _, n := range out.ProbeNames {

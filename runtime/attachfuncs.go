@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
 // FuncAttach says where skb: programs attach when a function backend is in
@@ -22,11 +23,11 @@ import (
 type FuncAttach struct {
 	Backend Backend
 	// Funcs, by skb: glob, are the functions that glob matched.
-	Funcs map[string][]SkbFunc
+	Funcs map[string][]kernel.SkbFunc
 	// Ret, by skbret: glob, are the functions that glob matched; Entries
 	// all of them once, where the entry programs attach.
-	Ret     map[string][]SkbFunc
-	Entries []SkbFunc
+	Ret     map[string][]kernel.SkbFunc
+	Entries []kernel.SkbFunc
 	// Kprobe is how the programs of kprobe: and kretprobe: globs attach
 	// (kprobe-multi or kprobe); their functions are in the programs.
 	Kprobe Backend
@@ -158,7 +159,7 @@ func funcTargets(p *codegen.Program, fa *FuncAttach) []string {
 		}
 	case p.Return:
 		for _, f := range fa.Ret[p.Spec.Spec.Target] {
-			if f.Ret == p.Ret {
+			if codegen.RetClass(f.Ret) == p.Ret {
 				out = append(out, f.Name)
 			}
 		}

@@ -8,6 +8,8 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
+
+	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
 // Backend is how skb: probes attach to kernel functions.
@@ -41,7 +43,7 @@ func ProbeBackend(b Backend, fn string) error {
 	default:
 		return fmt.Errorf("%s is not a function backend", b)
 	}
-	coll, err := ebpf.NewCollectionWithOptions(&ebpf.CollectionSpec{Programs: map[string]*ebpf.ProgramSpec{"p": spec}}, ebpf.CollectionOptions{Cache: btfCache})
+	coll, err := ebpf.NewCollectionWithOptions(&ebpf.CollectionSpec{Programs: map[string]*ebpf.ProgramSpec{"p": spec}}, ebpf.CollectionOptions{Cache: kernel.SpecCache()})
 	if err != nil {
 		return backendError(b, err)
 	}
@@ -70,11 +72,11 @@ func attachOne(b Backend, prog *ebpf.Program, fns []string) (link.Link, error) {
 // backendError says which kernel feature a backend lacks, and what to do.
 func backendError(b Backend, err error) error {
 	switch {
-	case b == BackendKprobe && !haveKprobes():
+	case b == BackendKprobe && !kernel.HaveKprobes():
 		return fmt.Errorf("this kernel has no kprobes (CONFIG_KPROBES is off: no kprobe PMU in /sys/bus/event_source/devices)")
 	case b == BackendKprobeMulti && errors.Is(err, ebpf.ErrNotSupported):
 		return fmt.Errorf("this kernel has no kprobe-multi links (they need Linux 5.18 or later with CONFIG_FPROBE)")
-	case b == BackendKprobeMulti && !haveKprobes() && (errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrInvalid)):
+	case b == BackendKprobeMulti && !kernel.HaveKprobes() && (errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrInvalid)):
 		return fmt.Errorf("this kernel has no kprobe-multi links (no fprobe: CONFIG_FPROBE or CONFIG_KPROBES is off): %v", err)
 	case b == BackendFentry && errors.Is(err, os.ErrPermission) && os.Geteuid() == 0:
 		return fmt.Errorf("this kernel refuses fentry programs even to root (kernel lockdown or a BPF LSM policy)")

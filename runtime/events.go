@@ -15,6 +15,7 @@ import (
 
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/lang/types"
+	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
 // flushAt is how much formatted output the printer holds before writing it
@@ -244,7 +245,7 @@ func (p *printer) where(ev *codegen.Event, b []byte) string {
 		// Traced functions and __traceiter_ symbols are there from boot:
 		// the reading discovery made serves (stacks, which may show
 		// programs loaded since, read kallsyms anew).
-		name = kernelSyms.name(fn)
+		name = kernel.Kallsyms().Name(fn)
 		p.funcs[fn] = name
 	}
 	return name

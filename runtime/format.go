@@ -16,12 +16,13 @@ import (
 
 	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/lang/types"
+	"github.com/skbtrace/skbtrace/runtime/kernel"
 	"github.com/skbtrace/skbtrace/stdlib"
 )
 
 // formatter prints values as the script's types say.
 type formatter struct {
-	ksyms ksyms
+	ksyms *kernel.Symbols
 	// enumNames caches enumerator names by enum, prefix removed.
 	enumNames map[*btf.Enum]map[uint64]string
 	// stacks is the stack trace map kstack values index, if the script
@@ -114,7 +115,7 @@ func (f *formatter) stack(id int64) []string {
 		if pc == 0 {
 			break
 		}
-		name := f.ksyms.symbolize(pc, f.offsetBase)
+		name := f.ksyms.Symbolize(pc, f.offsetBase)
 		if len(frames) == 0 && isBPFFrame(name) {
 			continue // the tracing program's own frames, above the traced code
 		}
@@ -140,7 +141,7 @@ func newFormatter() *formatter {
 	if unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) == nil {
 		boot = boot.Add(-time.Duration(ts.Nano()))
 	}
-	return &formatter{enumNames: map[*btf.Enum]map[uint64]string{}, boot: boot, offsetBase: 16}
+	return &formatter{ksyms: new(kernel.Symbols), enumNames: map[*btf.Enum]map[uint64]string{}, boot: boot, offsetBase: 16}
 }
 
 // nameOf maps a constant's value to its name for a format, from stdlib's table.
@@ -176,7 +177,7 @@ func (f *formatter) appendInt(dst []byte, v uint64, t types.Type) []byte {
 		}
 		return dst
 	case types.FmtKsym:
-		return append(dst, f.ksyms.name(v)...)
+		return append(dst, f.ksyms.Name(v)...)
 	case types.FmtStrftime:
 		return appendStrftime(dst, t.Layout, f.boot.Add(time.Duration(v)))
 	case types.FmtProbe:
@@ -257,9 +258,9 @@ func (f *formatter) appendProbe(dst []byte, v uint64) []byte {
 	case v >= 1 && v <= uint64(len(f.probeNames)):
 		return append(dst, f.probeNames[v-1]...)
 	case v>>63 == 1:
-		return append(append(dst, "kprobe:"...), f.ksyms.name(v)...)
+		return append(append(dst, "kprobe:"...), f.ksyms.Name(v)...)
 	case v>>62 == 1:
-		return append(append(dst, "kretprobe:"...), f.ksyms.name(v|1<<63)...)
+		return append(append(dst, "kretprobe:"...), f.ksyms.Name(v|1<<63)...)
 	}
 	return append(dst, "kprobe:?"...) // no bpf_get_func_ip: the function is not known
 }

@@ -8,6 +8,7 @@ import (
 	// The -update flag of golden files is defined there; `go test ./... -update` needs every package to accept it.
 	_ "github.com/skbtrace/skbtrace/internal/golden"
 	"github.com/skbtrace/skbtrace/lang/types"
+	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
 func TestFormatInt(t *testing.T) {
@@ -80,8 +81,7 @@ func TestFormatAddr(t *testing.T) {
 func TestFormatProbe(t *testing.T) {
 	f := newFormatter()
 	f.probeNames = []string{"BEGIN", "tracepoint:skb:kfree_skb"}
-	f.ksyms.once.Do(func() {})
-	f.ksyms.addrs, f.ksyms.names = []uint64{0xffffffff81000000}, []string{"ip_rcv"}
+	f.ksyms = kernel.NewSymbols([]uint64{0xffffffff81000000}, []string{"ip_rcv"})
 	probe := types.Type{Kind: types.Int, Size: 8, Fmt: types.FmtProbe}
 	for v, want := range map[uint64]string{
 		1: "BEGIN", 2: "tracepoint:skb:kfree_skb",

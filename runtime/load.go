@@ -12,18 +12,10 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
-	"github.com/cilium/ebpf/btf"
 
 	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
-
-// btfCache holds the kernel's BTF once decoded: the checker reads it
-// (KernelBTF), and every program load that needs a target's BTF id shares it
-// instead of decoding vmlinux's BTF again, which costs 20 ms each time.
-var btfCache = btf.NewCache()
-
-// KernelBTF returns the running kernel's BTF, decoded once per process.
-func KernelBTF() (*btf.Spec, error) { return btfCache.Kernel() }
 
 // Load loads every program and map of a compiled script. Kernel errors are
 // translated into what is missing and what to do; verbose keeps the
@@ -55,7 +47,7 @@ func LoadWith(out *codegen.Output, verbose bool, ids KernelTypeIDs) (*ebpf.Colle
 	for _, p := range byID {
 		cs.Programs[p.Name] = p.Prog
 	}
-	coll, err := ebpf.NewCollectionWithOptions(cs, ebpf.CollectionOptions{Cache: btfCache})
+	coll, err := ebpf.NewCollectionWithOptions(cs, ebpf.CollectionOptions{Cache: kernel.SpecCache()})
 	if err != nil {
 		return nil, translateLoadError(out, err, verbose)
 	}
@@ -74,7 +66,7 @@ func loadAllByID(cs *ebpf.CollectionSpec, byID []*codegen.Program, ids KernelTyp
 			return nil, false
 		}
 	}
-	coll, err := ebpf.NewCollectionWithOptions(cs, ebpf.CollectionOptions{Cache: btfCache})
+	coll, err := ebpf.NewCollectionWithOptions(cs, ebpf.CollectionOptions{Cache: kernel.SpecCache()})
 	if err != nil {
 		return nil, false
 	}
@@ -167,7 +159,7 @@ func LoadShared(coll *ebpf.Collection, p *codegen.Program) (*ebpf.Program, error
 		}
 		cs.Maps[name] = &ebpf.MapSpec{Name: name, Type: info.Type, KeySize: info.KeySize, ValueSize: info.ValueSize, MaxEntries: info.MaxEntries, Flags: info.Flags}
 	}
-	h, err := ebpf.NewCollectionWithOptions(cs, ebpf.CollectionOptions{MapReplacements: repl, Cache: btfCache})
+	h, err := ebpf.NewCollectionWithOptions(cs, ebpf.CollectionOptions{MapReplacements: repl, Cache: kernel.SpecCache()})
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/skbtrace/skbtrace/internal/golden"
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/lang/types"
+	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
 // printerScript has a print and printfs of every kind of value the
@@ -25,7 +26,7 @@ const printerScript = `tracepoint:skb:kfree_skb {
 // compilePrinter compiles a script against the kernel's BTF, for its events.
 func compilePrinter(tb testing.TB, text string) []*codegen.Event {
 	tb.Helper()
-	spec, err := KernelBTF()
+	spec, err := kernel.BTF()
 	if err != nil {
 		tb.Skipf("no kernel BTF: %v", err)
 	}

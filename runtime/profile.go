@@ -3,15 +3,13 @@ package runtime
 import (
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"unsafe"
 
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
 
 	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
 // profileEvents are a profile probe's perf events: a software CPU clock on
@@ -26,7 +24,7 @@ type profileEvents struct {
 // (profile:hz:N: a period of 1s/N) or period (profile:ms:N) and attaches
 // prog to each.
 func attachProfile(spec *lang.ProbeSpec, prog *ebpf.Program) (*profileEvents, error) {
-	cpus, err := onlineCPUs()
+	cpus, err := kernel.OnlineCPUs()
 	if err != nil {
 		return nil, fmt.Errorf("attach %s: %w", spec.Text, err)
 	}
@@ -84,35 +82,4 @@ func explainPerfOpen(err error) error {
 		return fmt.Errorf("the kernel refused the rate (%w): at most /proc/sys/kernel/perf_event_max_sample_rate per second", err)
 	}
 	return err
-}
-
-// onlineCPUs lists the online CPUs, from /sys/devices/system/cpu/online
-// ("0-3,5").
-func onlineCPUs() ([]int, error) {
-	b, err := os.ReadFile("/sys/devices/system/cpu/online")
-	if err != nil {
-		return nil, fmt.Errorf("list the online CPUs: %w", err)
-	}
-	return parseCPUList(strings.TrimSpace(string(b)))
-}
-
-func parseCPUList(s string) ([]int, error) {
-	var out []int
-	for _, r := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(r, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil {
-			return nil, fmt.Errorf("bad CPU list %q", s)
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil || b < a {
-				return nil, fmt.Errorf("bad CPU list %q", s)
-			}
-		}
-		for c := a; c <= b; c++ {
-			out = append(out, c)
-		}
-	}
-	return out, nil
 }

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
 // Loading a tp_btf, fentry or fexit program, cilium/ebpf finds its target's
@@ -27,7 +28,7 @@ import (
 // program to cilium/ebpf, whose errors say what went wrong.
 
 // KernelTypeIDs gives the kernel's BTF type IDs of named types
-// (CachedTypes).
+// (kernel.CachedTypes).
 type KernelTypeIDs interface {
 	KernelTypeID(name string, typ any) (btf.TypeID, bool)
 }
@@ -96,7 +97,7 @@ var errNotByID = errors.New("not loaded by a cached type ID")
 // change nothing; programs that call functions, kfuncs or anything but maps
 // are left to cilium/ebpf too.
 func loadByKernelTypeID(p *codegen.Program, maps map[string]*ebpf.Map, ids KernelTypeIDs) (*ebpf.Program, error) {
-	if ids == nil || strconv.IntSize != 64 || !noPrealloc() {
+	if ids == nil || strconv.IntSize != 64 || !kernel.NoPrealloc() {
 		return nil, fmt.Errorf("%w: no IDs, or a kernel before 6.1", errNotByID)
 	}
 	spec := p.Prog

@@ -10,24 +10,27 @@ import (
 	"github.com/cilium/ebpf/link"
 
 	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
 // TestLoadByKernelTypeID loads a tp_btf program by its target's type ID
 // from a BTF cache, with a map it references, and attaches it; a target the
 // cache does not hold is left to cilium/ebpf.
 func TestLoadByKernelTypeID(t *testing.T) {
-	if !noPrealloc() {
+	if !kernel.NoPrealloc() {
 		t.Skip("loading by a cached type ID is for kernels of 6.1 on")
 	}
-	spec, err := KernelBTF()
+	spec, err := kernel.BTF()
 	if err != nil {
 		t.Skipf("no kernel BTF: %v", err)
 	}
-	raw, err := encodeBTFCache(spec, []string{"btf_trace_kfree_skb"})
-	if err != nil {
-		t.Fatal(err)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	rec := kernel.RecordTypes(spec)
+	rec.TypeByName("btf_trace_kfree_skb", new(*btf.Typedef))
+	if err := kernel.SaveTypes(rec, nil); err != nil {
+		t.Skipf("this kernel has no BTF cache: %v", err)
 	}
-	cached, err := decodeBTFCache(raw)
+	cached, err := kernel.LoadCachedTypes()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/features"
 	"github.com/cilium/ebpf/perf"
 	"github.com/cilium/ebpf/ringbuf"
 )
@@ -84,13 +83,6 @@ func (r *perfReader) next() ([]byte, bool, error) {
 
 func (r *perfReader) Flush() error { return r.rd.Flush() }
 func (r *perfReader) Close() error { return r.rd.Close() }
-
-// HaveRingBuffer reports whether the kernel has BPF ring buffers (5.8+).
-func HaveRingBuffer() bool {
-	return featureRingBuf() == nil
-}
-
-func featureRingBuf() error { return features.HaveMapType(ebpf.RingBuf) }
 
 func (r *ringReader) pending() bool { return r.rd.AvailableBytes() > 0 }
 

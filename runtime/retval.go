@@ -18,7 +18,7 @@ func retClasses(fa *FuncAttach) map[string]codegen.RetClass {
 	out := map[string]codegen.RetClass{}
 	for _, fns := range fa.Ret {
 		for _, f := range fns {
-			out[f.Name] = f.Ret
+			out[f.Name] = codegen.RetClass(f.Ret)
 		}
 	}
 	return out

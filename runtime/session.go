@@ -18,6 +18,7 @@ import (
 	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
 // Session is a loaded, attached script.
@@ -263,7 +264,7 @@ func attach(p *codegen.Program, prog *ebpf.Program) (link.Link, error) {
 	spec := p.Spec.Spec
 	switch {
 	case p.Prog.Type == ebpf.TracePoint:
-		if _, _, err := Tracefs(); err != nil {
+		if _, _, err := kernel.Tracefs(); err != nil {
 			return nil, fmt.Errorf("attach %s: %w", spec.Text, err)
 		}
 		l, err := link.Tracepoint(p.Spec.Category, spec.Name, prog, nil)
@@ -293,17 +294,10 @@ func attach(p *codegen.Program, prog *ebpf.Program) (link.Link, error) {
 	return nil, fmt.Errorf("attach %s: %s probes are not attached yet", spec.Text, spec.Kind)
 }
 
-// haveKprobes reports whether the kernel has kprobes: the perf "kprobe" PMU
-// is registered where CONFIG_KPROBES (and kprobe events) are built in.
-func haveKprobes() bool {
-	_, err := os.Stat("/sys/bus/event_source/devices/kprobe")
-	return err == nil
-}
-
 // explainAttach says which kernel feature is missing.
 func explainAttach(err error, what string) error {
 	switch {
-	case what == "kprobe" && !haveKprobes():
+	case what == "kprobe" && !kernel.HaveKprobes():
 		return fmt.Errorf("this kernel has no kprobes (CONFIG_KPROBES is off: no kprobe PMU in /sys/bus/event_source/devices); use a tracepoint or fentry:")
 	case what == "kprobe" && strings.Contains(err.Error(), "neither debugfs nor tracefs are mounted"):
 		return fmt.Errorf("%w; mount it with: mount -t tracefs nodev /sys/kernel/tracing", err)

@@ -88,7 +88,7 @@ tracepoint:skb:kfree_skb { print(reason, ksym(location)) }`)
 	}{
 		{1, 0, "net_dev_queue", `{"dev":"v1","len":43}`},
 		{0, 31_849, "net_dev_queue", `{"dev":"v2","len":29}`},
-		{0, 96_570, "kfree_skb", `{"ksym(location)":"` + p.fmt.ksyms.name(loc) + `","reason":"NO_SOCKET"}`},
+		{0, 96_570, "kfree_skb", `{"ksym(location)":"` + p.fmt.ksyms.Name(loc) + `","reason":"NO_SOCKET"}`},
 	}
 	if len(blk.Hops) != len(want) {
 		t.Fatalf("%d hops, want %d:\n%s", len(blk.Hops), len(want), out)
@@ -101,7 +101,7 @@ tracepoint:skb:kfree_skb { print(reason, ksym(location)) }`)
 			t.Errorf("hop %d: %+v data %s; want %+v", i, h, data, w)
 		}
 	}
-	wantDrop := map[string]string{"func": "kfree_skb", "reason": "NO_SOCKET", "location": p.fmt.ksyms.name(loc)}
+	wantDrop := map[string]string{"func": "kfree_skb", "reason": "NO_SOCKET", "location": p.fmt.ksyms.Name(loc)}
 	if len(blk.Drop) != 3 || blk.Drop["func"] != wantDrop["func"] || blk.Drop["reason"] != wantDrop["reason"] || blk.Drop["location"] != wantDrop["location"] {
 		t.Errorf("drop %v, want %v", blk.Drop, wantDrop)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/runtime"
+	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
 func main() {
@@ -24,7 +25,7 @@ func main() {
 	for i := 0; b.Len() < 1<<20; i++ {
 		fmt.Fprintf(&b, "BEGIN { @m%d = count(); printf(\"%%d\\n\", %d) }\n", i, i)
 	}
-	spec, err := runtime.KernelBTF()
+	spec, err := kernel.BTF()
 	if err != nil {
 		fail(err)
 	}
@@ -38,7 +39,7 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	out, err := codegen.Compile(script, info, codegen.Options{Ksym: runtime.KsymAddr})
+	out, err := codegen.Compile(script, info, codegen.Options{Ksym: kernel.KsymAddr})
 	if err != nil {
 		fail(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/skbtrace/skbtrace/internal/golden"
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/runtime"
+	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
 // corpusArgs reads a script's positional arguments from a first line
@@ -40,7 +41,7 @@ func prepareCorpus(t *testing.T, file string) error {
 	if err != nil {
 		return err
 	}
-	spec, err := runtime.KernelBTF()
+	spec, err := kernel.BTF()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func prepareCorpus(t *testing.T, file string) error {
 		return err
 	}
 	o := options{backend: "auto", events: "auto", snaplen: codegen.DefaultSnaplen}
-	out, _, err := compileFor(o, script, info, runtime.KernelBTF, io.Discard)
+	out, _, err := compileFor(o, script, info, kernel.BTF, io.Discard)
 	if err != nil {
 		return err
 	}

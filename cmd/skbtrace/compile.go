@@ -11,6 +11,7 @@ import (
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/runtime"
+	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
 // compileAndRun parses and checks the script, then dumps or runs it.
@@ -95,7 +96,7 @@ func loadBTF(file string) (*btf.Spec, error) {
 		}
 		return s, nil
 	}
-	s, err := runtime.KernelBTF()
+	s, err := kernel.BTF()
 	if err != nil {
 		return nil, fmt.Errorf("this kernel has no BTF (/sys/kernel/btf/vmlinux): %w; pass --btf FILE", err)
 	}
@@ -112,7 +113,7 @@ func dumpCode(o options, script *lang.Script, info *check.Info, kt *kernelTypes,
 	if err != nil {
 		// No backend here runs it (no kprobes, say): the code is still
 		// worth reading, as compiled for kprobes, with why it would not run.
-		generic, gerr := codegen.Compile(script, info, codegen.Options{Ksym: runtime.KsymAddr, HaveFuncIP: runtime.HaveFuncIPHelper})
+		generic, gerr := codegen.Compile(script, info, codegen.Options{Ksym: kernel.KsymAddr, HaveFuncIP: kernel.HaveFuncIPHelper})
 		if gerr != nil {
 			return report(stderr, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/runtime"
+	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
 // kernelTypes is where a script's kernel types come from: this kernel's BTF
@@ -20,10 +21,10 @@ type kernelTypes struct {
 	spec *btf.Spec
 	// rec records the lookups in the kernel's whole BTF, for the cache;
 	// prev is the cache that missed, if any.
-	rec  *runtime.RecordingTypes
-	prev *runtime.CachedTypes
+	rec  *kernel.RecordingTypes
+	prev *kernel.CachedTypes
 	// cached is the BTF cache that answered the check, if it did.
-	cached *runtime.CachedTypes
+	cached *kernel.CachedTypes
 }
 
 // typeIDs gives the kernel's type IDs of the programs' targets, where the
@@ -81,7 +82,7 @@ func (k *kernelTypes) check(o options, src *lang.Source, params []string, stderr
 		}, stderr)
 	}
 	if k.file == "" {
-		if cached, err := runtime.CachedKernelTypes(); err == nil {
+		if cached, err := kernel.LoadCachedTypes(); err == nil {
 			var said bytes.Buffer
 			checked, info, status := checkScript(o, script, params, func() (check.BTF, error) { return cached, nil }, &said)
 			if !cached.Missed() {
@@ -101,7 +102,7 @@ func (k *kernelTypes) check(o options, src *lang.Source, params []string, stderr
 		if err != nil || k.file != "" {
 			return spec, err
 		}
-		k.rec = runtime.RecordTypes(spec)
+		k.rec = kernel.RecordTypes(spec)
 		return k.rec, nil
 	}, stderr)
 }
@@ -110,6 +111,6 @@ func (k *kernelTypes) check(o options, src *lang.Source, params []string, stderr
 // BTF cache. It runs as skbtrace ends, so that tracing starts no later.
 func (k *kernelTypes) save() {
 	if k.rec != nil {
-		runtime.SaveTypes(k.rec, k.prev)
+		kernel.SaveTypes(k.rec, k.prev)
 	}
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/lang"
-	"github.com/skbtrace/skbtrace/runtime"
+	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
 // TestBTFCacheChangesNothing dumps scripts (-d: the tree, the generated
@@ -15,7 +15,7 @@ import (
 // only: the output is the same each time, and the cache learns the names of
 // each script checked against the whole BTF.
 func TestBTFCacheChangesNothing(t *testing.T) {
-	if _, err := runtime.KernelBTF(); err != nil {
+	if _, err := kernel.BTF(); err != nil {
 		t.Skipf("no kernel BTF: %v", err)
 	}
 	// A tp_btf program (loaded by the cached type ID of its target), a
@@ -35,7 +35,7 @@ func TestBTFCacheChangesNothing(t *testing.T) {
 	}
 	holds := func(script string) bool {
 		t.Helper()
-		cached, err := runtime.CachedKernelTypes()
+		cached, err := kernel.LoadCachedTypes()
 		if err != nil {
 			return false
 		}

@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"path/filepath"
 	"strings"
 
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/skbtrace/skbtrace/lang/types"
 	"github.com/skbtrace/skbtrace/runtime"
+	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
 // list prints the probes matching a pattern, as bpftrace -l does: the skb:
@@ -27,7 +27,7 @@ func list(o options, pattern string, stdout, stderr io.Writer) int {
 	if glob, ok := strings.CutPrefix(pattern, "skbret:"); ok {
 		return listSkbRet(o, glob, stdout, stderr)
 	}
-	d, _, err := runtime.CachedDiscovery(o.btfFile)
+	d, _, err := kernel.CachedDiscovery(o.btfFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
 		return 1
@@ -92,7 +92,7 @@ func list(o options, pattern string, stdout, stderr io.Writer) int {
 }
 
 // prototype renders a function's parameters from BTF: (struct sk_buff *skb, ...).
-func prototype(spec *btf.Spec, f runtime.SkbFunc) string {
+func prototype(spec *btf.Spec, f kernel.SkbFunc) string {
 	var fn *btf.Func
 	if spec.TypeByName(f.Name, &fn) != nil {
 		if f.Module != "" {
@@ -114,11 +114,8 @@ func prototype(spec *btf.Spec, f runtime.SkbFunc) string {
 // tracepointCategory finds a tracepoint's category in tracefs' events
 // directory; where tracefs is not mounted it is shown as *.
 func tracepointCategory(name string) string {
-	for _, dir := range []string{"/sys/kernel/tracing/events", "/sys/kernel/debug/tracing/events"} {
-		m, _ := filepath.Glob(filepath.Join(dir, "*", name))
-		if len(m) > 0 {
-			return filepath.Base(filepath.Dir(m[0]))
-		}
+	if c := kernel.TracepointCategory(name); c != "" {
+		return c
 	}
 	return "*"
 }

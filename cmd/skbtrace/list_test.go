@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/skbtrace/skbtrace/runtime"
+	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
 // TestListProbes checks -l and -lv against this kernel: skb: functions by
@@ -141,7 +142,7 @@ func TestListSkbRet(t *testing.T) {
 	}
 	_, entries, _ := runCLI(t, "-l", "skb:ip_rcv*")
 	code, out, errs = runCLI(t, "-l", "skbret:ip_rcv*")
-	d, _, err := runtime.CachedDiscovery("")
+	d, _, err := kernel.CachedDiscovery("")
 	if err != nil {
 		t.Fatal(err)
 	}

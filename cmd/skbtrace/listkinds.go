@@ -12,7 +12,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/skbtrace/skbtrace/lang/types"
-	"github.com/skbtrace/skbtrace/runtime"
+	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
 // listKinds are the probe kinds -l lists by a KIND: pattern besides skb:,
@@ -67,7 +67,7 @@ func listTracepoints(o options, glob string, w io.Writer) (int, error) {
 	if !ok {
 		cat, name = "*", glob
 	}
-	dir, _, err := runtime.Tracefs()
+	dir, _, err := kernel.Tracefs()
 	if err != nil {
 		return 0, err
 	}
@@ -129,7 +129,7 @@ func listFuncs(o options, kind, glob string, w io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	names, err := runtime.TraceableFuncs(glob)
+	names, err := kernel.TraceableFuncs(glob)
 	if err != nil {
 		return 0, err
 	}

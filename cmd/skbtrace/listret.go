@@ -10,6 +10,7 @@ import (
 
 	"github.com/skbtrace/skbtrace/lang/types"
 	"github.com/skbtrace/skbtrace/runtime"
+	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
 // listSkbRet lists what skbret:GLOB attaches to: on a function backend,
@@ -22,7 +23,7 @@ func listSkbRet(o options, glob string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "skbtrace: -l %q: %v\n", "skbret:"+glob, err)
 		return 1
 	}
-	d, _, err := runtime.CachedDiscovery(o.btfFile)
+	d, _, err := kernel.CachedDiscovery(o.btfFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
 		return 1
@@ -59,7 +60,7 @@ func listSkbRet(o options, glob string, stdout, stderr io.Writer) int {
 // returnType is what a function returns, from BTF (struct sk_buff *, int,
 // void), or, for a module's function vmlinux's BTF does not describe, how
 // skbret: reads it (ptr, s32, void).
-func returnType(spec *btf.Spec, f runtime.SkbFunc) string {
+func returnType(spec *btf.Spec, f kernel.SkbFunc) string {
 	var fn *btf.Func
 	if spec.TypeByName(f.Name, &fn) == nil {
 		if proto, ok := fn.Type.(*btf.FuncProto); ok {
@@ -72,7 +73,7 @@ func returnType(spec *btf.Spec, f runtime.SkbFunc) string {
 // tracepointFallbackWhy says whether skb: falls back to tracepoints on
 // this kernel, as tracing would choose, and why: --backend tracepoint, or
 // no function backend works. err is a forced function backend's failure.
-func tracepointFallbackWhy(o options, d *runtime.Discovery) (why string, fallback bool, err error) {
+func tracepointFallbackWhy(o options, d *kernel.Discovery) (why string, fallback bool, err error) {
 	backend, reasons, err := runtime.ChooseBackend(o.backend, probeOn(d))
 	switch {
 	case err != nil || backend != runtime.BackendTracepoint:

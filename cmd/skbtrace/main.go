@@ -13,6 +13,7 @@ import (
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/runtime"
+	"github.com/skbtrace/skbtrace/runtime/kernel"
 	"github.com/skbtrace/skbtrace/scripts"
 )
 
@@ -106,7 +107,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	}
 	o.programSet = fs.Changed("expr")
 	if o.listSet {
-		if err := runtime.CheckPrivileges(); err != nil {
+		if err := kernel.CheckPrivileges(); err != nil {
 			fmt.Fprintf(stderr, "skbtrace: %v\n", err)
 			return 1
 		}
@@ -182,7 +183,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		usage(stderr, fs)
 		return 1
 	}
-	if err := runtime.CheckPrivileges(); err != nil {
+	if err := kernel.CheckPrivileges(); err != nil {
 		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
 		return 1
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/runtime"
+	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
 // skbRetSpecs are the script's skbret: specs, in order.
@@ -44,13 +45,13 @@ func noReturns(script *lang.Script, specs []*lang.ProbeSpec, reasons []string) e
 // retAttach fills in where skbret: globs attach on a function backend: the
 // return programs by glob, and one entry program for every function any
 // of them matches.
-func retAttach(backend runtime.Backend, disc *runtime.Discovery, specs []*lang.ProbeSpec, opts *codegen.Options, fa *runtime.FuncAttach) {
+func retAttach(backend runtime.Backend, disc *kernel.Discovery, specs []*lang.ProbeSpec, opts *codegen.Options, fa *runtime.FuncAttach) {
 	if len(specs) == 0 {
 		return
 	}
 	opts.RetTargets = map[string][]codegen.SkbTarget{}
-	fa.Ret = map[string][]runtime.SkbFunc{}
-	entries := map[string]runtime.SkbFunc{}
+	fa.Ret = map[string][]kernel.SkbFunc{}
+	entries := map[string]kernel.SkbFunc{}
 	for _, s := range specs {
 		if _, done := fa.Ret[s.Target]; done {
 			continue
@@ -81,13 +82,13 @@ func retAttach(backend runtime.Backend, disc *runtime.Discovery, specs []*lang.P
 // retTargets are the return programs of an skbret: glob: with fentry, an
 // fexit program per function; with kprobes, one per return class, each
 // attached to the functions that return so.
-func retTargets(backend runtime.Backend, fns []runtime.SkbFunc) []codegen.SkbTarget {
+func retTargets(backend runtime.Backend, fns []kernel.SkbFunc) []codegen.SkbTarget {
 	var tgs []codegen.SkbTarget
 	for _, f := range fns {
-		tg := codegen.SkbTarget{SkbArg: f.SkbArg, Return: true, Ret: f.Ret}
+		tg := codegen.SkbTarget{SkbArg: f.SkbArg, Return: true, Ret: codegen.RetClass(f.Ret)}
 		if backend == runtime.BackendFentry {
 			tg.Name, tg.Fentry, tg.NArgs = f.Name, true, f.NArgs
-		} else if slices.ContainsFunc(tgs, func(t codegen.SkbTarget) bool { return t.Ret == f.Ret }) {
+		} else if slices.ContainsFunc(tgs, func(t codegen.SkbTarget) bool { return t.Ret == codegen.RetClass(f.Ret) }) {
 			continue
 		} else {
 			tg.SkbArg = -1

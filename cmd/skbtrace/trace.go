@@ -20,6 +20,7 @@ import (
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/runtime"
+	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
 // trace compiles, attaches and traces until Ctrl-C, SIGTERM, --duration or
@@ -162,9 +163,9 @@ func compileFor(o options, script *lang.Script, info *check.Info, whole func() (
 	if err != nil {
 		return nil, nil, err
 	}
-	opts.Ksym = runtime.KsymAddr
-	opts.HaveFuncIP = runtime.HaveFuncIPHelper
-	if o.verbose && !runtime.HaveFuncIPHelper() {
+	opts.Ksym = kernel.KsymAddr
+	opts.HaveFuncIP = kernel.HaveFuncIPHelper
+	if o.verbose && !kernel.HaveFuncIPHelper() {
 		fmt.Fprintln(stderr, "skbtrace: this kernel has no bpf_get_func_ip (Linux 5.15 added it): func comes from each program's own function, or a kprobe's instruction pointer")
 	}
 	opts.Snaplen = o.snaplen
@@ -173,7 +174,7 @@ func compileFor(o options, script *lang.Script, info *check.Info, whole func() (
 		spec, err := whole()
 		var mul, off uint64
 		if err == nil {
-			mul, off, err = runtime.PageVirt(spec)
+			mul, off, err = kernel.PageVirt(spec)
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "skbtrace: -w: packets are cut at their linear part: %v\n", err)
@@ -223,10 +224,10 @@ func skbBackend(o options, script *lang.Script, whole func() (*btf.Spec, error),
 	if len(globs) == 0 {
 		return codegen.Options{}, nil, nil
 	}
-	var disc *runtime.Discovery
+	var disc *kernel.Discovery
 	probe := func(b runtime.Backend) error {
 		if disc == nil {
-			d, _, err := runtime.CachedDiscovery(o.btfFile)
+			d, _, err := kernel.CachedDiscovery(o.btfFile)
 			if err != nil {
 				return err
 			}
@@ -255,11 +256,11 @@ func skbBackend(o options, script *lang.Script, whole func() (*btf.Spec, error),
 		}
 		fmt.Fprintf(stderr, "skbtrace: skb: probes attach with %s (%s)\n", backend, why)
 	}
-	if o.btfFile == "" && runtime.ModuleBTFMissing() {
+	if o.btfFile == "" && kernel.ModuleBTFMissing() {
 		fmt.Fprintln(stderr, "skbtrace: this kernel has no BTF for its modules (Linux 5.11 added it): skb: probes cover vmlinux's functions; kprobe:FN still traces a module's function")
 	}
 	opts := codegen.Options{SkbTargets: map[string][]codegen.SkbTarget{}}
-	fa := &runtime.FuncAttach{Backend: backend, Funcs: map[string][]runtime.SkbFunc{}}
+	fa := &runtime.FuncAttach{Backend: backend, Funcs: map[string][]kernel.SkbFunc{}}
 	for _, g := range slices.Sorted(maps.Keys(globs)) {
 		// A name that matches nothing compiles to no program.
 		fns := disc.Match(g)
@@ -279,7 +280,7 @@ func skbBackend(o options, script *lang.Script, whole func() (*btf.Spec, error),
 // backend: one per function with fentry; with kprobes, one per place of the
 // skb and the drop reason among the arguments, each attached by the runtime
 // to every function whose arguments are so placed.
-func funcTargets(backend runtime.Backend, fns []runtime.SkbFunc) []codegen.SkbTarget {
+func funcTargets(backend runtime.Backend, fns []kernel.SkbFunc) []codegen.SkbTarget {
 	var tgs []codegen.SkbTarget
 	seen := map[codegen.SkbTarget]bool{}
 	for _, f := range fns {
@@ -336,7 +337,7 @@ func unmatchedSkb(script *lang.Script, matches func(glob string) bool, stderr io
 }
 
 // probeOn tries a backend on a function of discovery's.
-func probeOn(d *runtime.Discovery) func(runtime.Backend) error {
+func probeOn(d *kernel.Discovery) func(runtime.Backend) error {
 	return func(b runtime.Backend) error {
 		if len(d.Funcs) == 0 {
 			return fmt.Errorf("no traceable function takes a struct sk_buff *")
@@ -347,7 +348,7 @@ func probeOn(d *runtime.Discovery) func(runtime.Backend) error {
 
 // probeTarget is the function the backends are tried on: one every kernel
 // has where possible.
-func probeTarget(d *runtime.Discovery) string {
+func probeTarget(d *kernel.Discovery) string {
 	for _, f := range d.Funcs {
 		if f.Name == "kfree_skbmem" || f.Name == "ip_rcv" {
 			return f.Name
@@ -367,7 +368,7 @@ func tracepointFallback(o options, script *lang.Script, globs map[string]*lang.P
 	// A glob that names functions only (skb:ip_rcv*) is skipped here, as
 	// bpftrace skips a probe it cannot attach; one that matches neither a
 	// function nor a tracepoint is a mistake.
-	disc, _, discErr := runtime.CachedDiscovery(o.btfFile)
+	disc, _, discErr := kernel.CachedDiscovery(o.btfFile)
 	matches := func(g string) bool {
 		return len(targets[g]) > 0 || discErr != nil || len(disc.Match(g)) > 0
 	}
@@ -410,9 +411,9 @@ func isTerminal(w io.Writer) bool {
 func eventOptions(o options, opts *codegen.Options) error {
 	switch o.events {
 	case "auto":
-		opts.PerfEvents = !runtime.HaveRingBuffer()
+		opts.PerfEvents = !kernel.HaveRingBuffer()
 	case "ringbuf":
-		if !runtime.HaveRingBuffer() {
+		if !kernel.HaveRingBuffer() {
 			return fmt.Errorf("--events ringbuf: this kernel has no BPF ring buffer (Linux 5.8 or later); use --events perf")
 		}
 	case "perf":

@@ -1,6 +1,8 @@
-package runtime
+package kernel
 
 import (
+	"os"
+
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/features"
@@ -13,4 +15,16 @@ import (
 // once per process.
 func HaveFuncIPHelper() bool {
 	return features.HaveProgramHelper(ebpf.Kprobe, asm.FnGetFuncIp) == nil
+}
+
+// HaveRingBuffer reports whether the kernel has BPF ring buffers (5.8+).
+func HaveRingBuffer() bool {
+	return features.HaveMapType(ebpf.RingBuf) == nil
+}
+
+// HaveKprobes reports whether the kernel has kprobes: the perf "kprobe" PMU
+// is registered where CONFIG_KPROBES (and kprobe events) are built in.
+func HaveKprobes() bool {
+	_, err := os.Stat("/sys/bus/event_source/devices/kprobe")
+	return err == nil
 }

@@ -1,4 +1,4 @@
-package runtime
+package kernel
 
 import (
 	"bufio"
@@ -96,9 +96,9 @@ func btfCachePath(key string) (string, error) {
 	return filepath.Join(dir, "skbtrace", "btf-"+key), nil
 }
 
-// CachedKernelTypes returns this kernel's BTF cache, or an error where there
+// LoadCachedTypes returns this kernel's BTF cache, or an error where there
 // is none (yet), it is stale or unreadable, or the kernel has no build ID.
-func CachedKernelTypes() (*CachedTypes, error) {
+func LoadCachedTypes() (*CachedTypes, error) {
 	key, err := kernelBTFKey()
 	if err != nil {
 		return nil, err

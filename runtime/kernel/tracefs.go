@@ -1,4 +1,4 @@
-package runtime
+package kernel
 
 import (
 	"fmt"
@@ -7,8 +7,6 @@ import (
 	"slices"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/skbtrace/skbtrace/check"
 )
 
 // tracefsDirs are where tracefs is found, in the order the kernel's
@@ -87,12 +85,4 @@ func MatchTracepoints(category, name string) ([]string, error) {
 	}
 	slices.Sort(out)
 	return out, nil
-}
-
-// CheckOptions are the checker's options for this kernel: the types of
-// spec, the positional parameters, tracefs for classic tracepoints (warn
-// hears what it could not read) and the functions that can be traced.
-func CheckOptions(spec check.BTF, params []string, warn func(string)) check.Options {
-	return check.Options{BTF: spec, Params: params, TracepointFormat: TracepointFormat(warn), TracepointExists: TracepointExists,
-		MatchFuncs: TraceableFuncs, MatchTracepoints: MatchTracepoints}
 }

@@ -1,4 +1,4 @@
-package runtime
+package kernel
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 // BTF's answer (the same types, deeply, or the same error), and a name no
 // lookup asked for is a miss, not a wrong answer.
 func TestBTFCacheAnswersAsTheWholeBTF(t *testing.T) {
-	spec, err := KernelBTF()
+	spec, err := BTF()
 	if err != nil {
 		t.Skipf("no kernel BTF: %v", err)
 	}
@@ -81,7 +81,7 @@ func TestBTFCacheAnswersAsTheWholeBTF(t *testing.T) {
 // TestBTFCacheRefusesDamage: a cache file cut short, changed or of another
 // version is not used.
 func TestBTFCacheRefusesDamage(t *testing.T) {
-	spec, err := KernelBTF()
+	spec, err := BTF()
 	if err != nil {
 		t.Skipf("no kernel BTF: %v", err)
 	}
@@ -133,7 +133,7 @@ func TestGNUBuildID(t *testing.T) {
 // TestSaveTypesStaysSmall: names join the cache; a run that looked up more
 // names than the cache may hold leaves it as it was.
 func TestSaveTypesStaysSmall(t *testing.T) {
-	spec, err := KernelBTF()
+	spec, err := BTF()
 	if err != nil {
 		t.Skipf("no kernel BTF: %v", err)
 	}
@@ -147,14 +147,14 @@ func TestSaveTypesStaysSmall(t *testing.T) {
 		for _, n := range names {
 			rec.AnyTypesByName(n)
 		}
-		prev, _ := CachedKernelTypes()
+		prev, _ := LoadCachedTypes()
 		if err := SaveTypes(rec, prev); err != nil {
 			t.Fatal(err)
 		}
 	}
 	holds := func() []string {
 		t.Helper()
-		c, err := CachedKernelTypes()
+		c, err := LoadCachedTypes()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package runtime
+package kernel
 
 import (
 	"bufio"
@@ -12,8 +12,6 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/skbtrace/skbtrace/codegen"
 )
 
 // cacheVersion changes whenever the cache's content or meaning does.
@@ -132,7 +130,7 @@ func readCache(file string) (*Discovery, error) {
 		reason, err2 := strconv.Atoi(f[2])
 		proto, err3 := strconv.ParseUint(f[3], 10, 32)
 		nargs, err4 := strconv.Atoi(f[5])
-		ret, ok := codegen.ParseRetClass(f[6])
+		ret, ok := ParseRetClass(f[6])
 		if err1 != nil || err2 != nil || err3 != nil || err4 != nil || !ok {
 			return nil, fmt.Errorf("bad cache line %q", sc.Text())
 		}

@@ -1,4 +1,4 @@
-package runtime
+package kernel
 
 import (
 	"testing"
@@ -43,13 +43,12 @@ func TestDiscoverFindsSkbFunctions(t *testing.T) {
 // TestSkbTracepointsHaveReasons checks the fallback's targets: the skb's
 // and the drop reason's positions on tracepoints that carry them.
 func TestSkbTracepointsHaveReasons(t *testing.T) {
-	spec, err := KernelBTF()
+	spec, err := BTF()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var k ksyms
 	found := 0
-	for _, tg := range SkbTracepoints(spec, &k) {
+	for _, tg := range SkbTracepoints(spec, new(Symbols)) {
 		switch tg.Name {
 		case "kfree_skb": // (skb, location, reason, rx_sk)
 			found++

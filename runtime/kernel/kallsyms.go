@@ -1,4 +1,4 @@
-package runtime
+package kernel
 
 import (
 	"bufio"
@@ -14,17 +14,31 @@ import (
 // it, so a script on the fallback that prints func does not read the
 // 200,000 lines again at its first event, while its records pile up. It
 // has no BPF programs loaded after it was read.
-var kernelSyms ksyms
+var kernelSyms Symbols
 
-// ksyms resolves kernel addresses to symbol names from /proc/kallsyms. It is
-// read once, on first use: only scripts that print func or ksym() pay for it.
-type ksyms struct {
+// Kallsyms returns the process's shared reading of /proc/kallsyms, read
+// on first use.
+func Kallsyms() *Symbols { return &kernelSyms }
+
+// Symbols resolves kernel addresses to symbol names from /proc/kallsyms.
+// The zero value reads it once, on first use: only scripts that print func
+// or ksym() pay for it. A reading made later than Kallsyms' shows the BPF
+// programs loaded since (stacks).
+type Symbols struct {
 	once  sync.Once
 	addrs []uint64
 	names []string
 }
 
-func (k *ksyms) load() {
+// NewSymbols returns a table of the given symbols instead of kallsyms':
+// addrs sorted, names[i] at addrs[i].
+func NewSymbols(addrs []uint64, names []string) *Symbols {
+	k := &Symbols{addrs: addrs, names: names}
+	k.once.Do(func() {})
+	return k
+}
+
+func (k *Symbols) load() {
 	f, err := os.Open("/proc/kallsyms")
 	if err != nil {
 		return
@@ -60,13 +74,13 @@ func (k *ksyms) load() {
 	k.addrs, k.names = addrs, names
 }
 
-// name returns the symbol containing addr, with +0xOFF when inside it, or
+// Name returns the symbol containing addr, with +0xOFF when inside it, or
 // the address in hex when unknown.
-func (k *ksyms) name(addr uint64) string { return k.symbolize(addr, 16) }
+func (k *Symbols) Name(addr uint64) string { return k.Symbolize(addr, 16) }
 
-// symbolize names an address as NAME+OFFSET, the offset in hex (0x90) or,
+// Symbolize names an address as NAME+OFFSET, the offset in hex (0x90) or,
 // as bpftrace prints stacks, in decimal (144).
-func (k *ksyms) symbolize(addr uint64, base int) string {
+func (k *Symbols) Symbolize(addr uint64, base int) string {
 	k.once.Do(k.load)
 	i := sort.Search(len(k.addrs), func(i int) bool { return k.addrs[i] > addr }) - 1
 	if i < 0 || addr == 0 {

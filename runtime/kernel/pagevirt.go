@@ -1,9 +1,9 @@
-package runtime
+package kernel
 
 import (
 	"fmt"
 	"os"
-	goruntime "runtime"
+	"runtime"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -47,8 +47,8 @@ func PageVirt(spec *btf.Spec) (mul, off uint64, err error) {
 	mul = pageSize / uint64(page.Size)
 	size := pageVirtSize(int(pageSize))
 
-	goruntime.LockOSThread()
-	defer goruntime.UnlockOSThread()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	tid := int32(unix.Gettid())
 	pair, err := ebpf.NewMap(&ebpf.MapSpec{Name: "page_virt", Type: ebpf.Array, KeySize: 4, ValueSize: 16, MaxEntries: 1})
 	if err != nil {

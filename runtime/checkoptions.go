@@ -1,0 +1,14 @@
+package runtime
+
+import (
+	"github.com/skbtrace/skbtrace/check"
+	"github.com/skbtrace/skbtrace/runtime/kernel"
+)
+
+// CheckOptions are the checker's options for this kernel: the types of
+// spec, the positional parameters, tracefs for classic tracepoints (warn
+// hears what it could not read) and the functions that can be traced.
+func CheckOptions(spec check.BTF, params []string, warn func(string)) check.Options {
+	return check.Options{BTF: spec, Params: params, TracepointFormat: kernel.TracepointFormat(warn), TracepointExists: kernel.TracepointExists,
+		MatchFuncs: kernel.TraceableFuncs, MatchTracepoints: kernel.MatchTracepoints}
+}
