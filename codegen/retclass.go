@@ -11,8 +11,8 @@ type RetClass struct {
 	Ptr    bool
 }
 
-// String is a short name, for program names and the discovery cache:
-// void, ptr, s32, u8.
+// String is a short name, for program names: void, ptr, s32, u8 (as
+// kernel.RetClass names it in the discovery cache).
 func (r RetClass) String() string {
 	switch {
 	case r.Size == 0:
@@ -23,22 +23,4 @@ func (r RetClass) String() string {
 		return "s" + strconv.Itoa(int(r.Size)*8)
 	}
 	return "u" + strconv.Itoa(int(r.Size)*8)
-}
-
-// ParseRetClass reads String's names back.
-func ParseRetClass(s string) (RetClass, bool) {
-	switch s {
-	case "void":
-		return RetClass{}, true
-	case "ptr":
-		return RetClass{Size: 8, Ptr: true}, true
-	}
-	if len(s) < 2 || (s[0] != 's' && s[0] != 'u') {
-		return RetClass{}, false
-	}
-	n, err := strconv.Atoi(s[1:])
-	if err != nil || (n != 8 && n != 16 && n != 32 && n != 64) {
-		return RetClass{}, false
-	}
-	return RetClass{Size: uint8(n / 8), Signed: s[0] == 's'}, true
 }
