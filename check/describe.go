@@ -33,7 +33,7 @@ func (info *Info) Describe(n lang.Node) string {
 		}
 		return "context: " + strings.Join(ctx, ", ")
 	case *lang.ProbeSpec:
-		return ""
+		return info.describeUserSpec(n)
 	case lang.Expr:
 		if t, ok := info.Types[n]; ok {
 			parts = append(parts, t.String())

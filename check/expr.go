@@ -204,6 +204,9 @@ func (c *checker) rawArg(e *lang.Ident, n int) types.Type {
 		c.errorf(e, "", "%s: only arg0..arg5 are readable from registers", e.Name)
 		return types.Bad
 	}
+	if c.userArg(e) {
+		return types.Bad
+	}
 	c.info.ArgRefs[e] = -1 - n
 	return types.U64
 }
@@ -227,7 +230,7 @@ func (c *checker) useField(e *lang.Ident, f *stdlib.Field) types.Type {
 		}
 		return types.Bad
 	case f.Needs&stdlib.NeedRetval != 0 && c.ctx.Retval.Kind == types.Invalid:
-		c.ctxErrorf(e, "retval is known in kretprobe, fexit and skbret probes", "no return value in this probe")
+		c.ctxErrorf(e, "retval is known in kretprobe, uretprobe, fexit and skbret probes", "no return value in this probe")
 		return types.Bad
 	case f.Needs&stdlib.NeedRetval != 0 && c.ctx.Retval.Kind == types.Void:
 		c.ctxErrorf(e, "the functions this probe matches return nothing (void); match others, or use duration", "no return value in this probe")
@@ -262,6 +265,8 @@ func (c *checker) useField(e *lang.Ident, f *stdlib.Field) types.Type {
 		}
 	case "retval":
 		t = c.ctx.Retval
+	case "func":
+		t = c.userFuncType(e, t)
 	case "reason":
 		en, standIn := c.dropReasonEnum()
 		t.BTF = en

@@ -171,6 +171,9 @@ func describeParam(p Param) string {
 // one that does not; "" where no glob is the cause.
 func (c *checker) globLacks(what string, has func(*SpecInfo) bool) string {
 	for _, si := range c.ctx.Specs {
+		if isUserKind(si.Spec.Kind) {
+			continue
+		}
 		var yes, no string
 		for _, f := range si.Funcs {
 			if has(f) && yes == "" {
@@ -189,10 +192,11 @@ func (c *checker) globLacks(what string, has func(*SpecInfo) bool) string {
 	return ""
 }
 
-// globSpecs reports whether a probe has a function glob among its specs.
+// globSpecs reports whether a probe has a kernel function glob among its
+// specs.
 func globSpecs(pi *ProbeInfo) bool {
 	for _, si := range pi.Specs {
-		if len(si.Funcs) > 0 {
+		if len(si.Funcs) > 0 && !isUserKind(si.Spec.Kind) {
 			return true
 		}
 	}

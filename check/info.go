@@ -157,10 +157,17 @@ type SpecInfo struct {
 	// (RetVoid: it returns nothing); the code reads retval as that type.
 	Ret     types.Type
 	RetVoid bool
+	// Binary is a uprobe's or uretprobe's binary, found (a path); Func is
+	// its function, UserOffset how far into it the probe is (+OFFSET, or
+	// an address inside it), and FileOffset where that is in the file,
+	// which the runtime attaches the uprobe at.
+	Binary                 string
+	UserOffset, FileOffset uint64
 }
 
 // Function is the function a function probe's spec is for: its own in a
-// glob's per-function spec (Func), else the one the probe names.
+// glob's per-function spec (Func, a uprobe's always), else the one the
+// probe names.
 func (si *SpecInfo) Function() string {
 	if si.Func != "" {
 		return si.Func

@@ -91,6 +91,8 @@ func commonParams(a, b []Param) []Param {
 func (c *checker) provides(si *SpecInfo) (skb, reason, fn bool, retval types.Type, noArgs string) {
 	retval = types.Bad
 	switch si.Spec.Kind {
+	case lang.ProbeUprobe, lang.ProbeUretprobe:
+		return userProvides(si)
 	case lang.ProbeSkb:
 		return true, true, true, retval, "skb:" + si.Spec.Target + " matches many functions with different arguments; use kprobe:FN or fentry:FN for args"
 	case lang.ProbeSkbRet:
@@ -135,7 +137,7 @@ func (c *checker) provides(si *SpecInfo) (skb, reason, fn bool, retval types.Typ
 // list differ: "returns int", "has no return value".
 func (c *checker) returns(si *SpecInfo) string {
 	switch si.Spec.Kind {
-	case lang.ProbeFexit, lang.ProbeKretprobe:
+	case lang.ProbeFexit, lang.ProbeKretprobe, lang.ProbeUretprobe:
 		if si.Proto == nil {
 			return "returns a 64-bit value"
 		}
@@ -169,6 +171,9 @@ func (c *checker) spec(s *lang.ProbeSpec, use argUse) *SpecInfo {
 		if _, err := path.Match(s.Target, ""); err != nil {
 			c.errorf(s, "a glob has * (any run), ? (one character) and [a-z] (a class), e.g. skb:ip_*", "invalid pattern %q: %v", s.Target, err)
 		}
+	case lang.ProbeUprobe, lang.ProbeUretprobe:
+		c.uprobe(si)
+		return si
 	case lang.ProbeKprobe, lang.ProbeKretprobe, lang.ProbeFentry, lang.ProbeFexit:
 		if IsFuncGlob(s.Target) {
 			c.funcGlob(si)

@@ -4,10 +4,10 @@ package check
 // skbtrace does not have, with why: a script using one gets an error that
 // names it, at its position, instead of "unknown name".
 var unsupportedBuiltins = map[string]string{
-	"ustack":      "user-space stacks are out of scope: skbtrace traces the kernel; use kstack",
-	"usym":        "user-space symbols are out of scope: skbtrace traces the kernel; use ksym",
-	"uaddr":       "user-space symbols are out of scope: skbtrace traces the kernel",
-	"uptr":        "user-space pointers are out of scope: skbtrace traces the kernel",
+	"ustack":      "user-space stacks are not supported: kstack is the kernel's; in a uprobe, func and probe say where it fired",
+	"usym":        "user-space symbols are not supported: in a uprobe, func names the function; print an address with %x, or a kernel one with ksym",
+	"uaddr":       "user-space symbols are not supported: print the address with %x",
+	"uptr":        "a uprobe reads its pointers from the traced process's memory already, and other probes the kernel's: drop uptr()",
 	"kptr":        "every pointer is a kernel pointer here; drop kptr()",
 	"system":      "running commands from a probe is out of scope (bpftrace --unsafe); use -c CMD",
 	"cat":         "reading files from a probe is out of scope (bpftrace's cat); read it before or after tracing",

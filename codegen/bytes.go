@@ -66,7 +66,7 @@ func (g *gen) bufInto(c *lang.CallExpr, at int16) error {
 	}
 	if len(c.Args) < 2 || g.isConst(c.Args[1]) {
 		g.emit(asm.StoreImm(asm.RFP, at, int64(n), asm.Byte))
-		g.readWith(asm.FnProbeReadKernel, at+1, n)
+		g.readWith(g.readHelper(asm.FnProbeReadKernel), at+1, n)
 		return nil
 	}
 	// A length known when the probe runs, bounded by the type's (so the
@@ -89,7 +89,7 @@ func (g *gen) bufInto(c *lang.CallExpr, at int16) error {
 		asm.StoreMem(asm.RFP, at, asm.R2, asm.Byte),
 		asm.Mov.Reg(asm.R1, asm.RFP),
 		asm.Add.Imm(asm.R1, int32(at+1)),
-		asm.FnProbeReadKernel.Call(),
+		g.readHelper(asm.FnProbeReadKernel).Call(),
 	)
 	return nil
 }

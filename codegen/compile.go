@@ -382,6 +382,10 @@ func compileProbeWith(noOne bool, info *check.Info, ms *mapSet, out *Output, p *
 	case lang.ProbeKprobe, lang.ProbeKretprobe:
 		g.ctx = ctxRegs
 		ps.Type, ps.AttachTo = ebpf.Kprobe, spec.Function()
+	case lang.ProbeUprobe, lang.ProbeUretprobe:
+		// The runtime attaches it at spec.Binary's spec.FileOffset.
+		g.ctx = ctxRegs
+		ps.Type = ebpf.Kprobe
 	case lang.ProbeSkbRet:
 		g.ctx = ctxRegs
 		ps.Type = ebpf.Kprobe

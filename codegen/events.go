@@ -351,8 +351,11 @@ func (g *gen) pathString(path []check.Member, at int16, size int) error {
 	return nil
 }
 
-// readString reads a NUL-terminated string from the address in R3.
-func (g *gen) readString(at int16, size int) { g.readWith(asm.FnProbeReadKernelStr, at, size) }
+// readString reads a NUL-terminated string from the address in R3 (in the
+// traced process's memory in a uprobe).
+func (g *gen) readString(at int16, size int) {
+	g.readWith(g.readHelper(asm.FnProbeReadKernelStr), at, size)
+}
 
 // The maps some scripts need besides their own.
 const (

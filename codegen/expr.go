@@ -372,6 +372,9 @@ func (g *gen) context(e *lang.Ident, f *stdlib.Field) error {
 	case "ct_state":
 		return g.ctState()
 	case "func":
+		if g.userSpace() {
+			return g.userFuncValue()
+		}
 		// The traced function's address; the runtime prints its symbol.
 		if err := g.funcIP(); err != nil {
 			return err

@@ -46,6 +46,10 @@ func (g *gen) stashFunc() bool {
 // error is a kprobe's on an architecture whose registers are not known.
 func (g *gen) funcIP() error {
 	switch {
+	case g.userSpace():
+		// A user-space function has no kernel address (func and probe
+		// are names there).
+		g.emit(asm.Mov.Imm(asm.R0, 0))
 	case g.target.Name != "" && !g.target.Fentry:
 		g.emit(asm.LoadImm(asm.R0, int64(g.target.FuncAddr), asm.DWord))
 	case g.funcAddr != 0:

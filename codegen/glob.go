@@ -17,6 +17,8 @@ import (
 func compileGlob(s *lang.Script, info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec *check.SpecInfo, name string, ksym func(string) uint64) ([]*Program, error) {
 	var progs []*Program
 	switch spec.Spec.Kind {
+	case lang.ProbeUprobe, lang.ProbeUretprobe:
+		return compileUserGlob(s, info, ms, out, p, spec, name, ksym)
 	case lang.ProbeFentry, lang.ProbeFexit:
 		for i, f := range spec.Funcs {
 			tg := SkbTarget{Name: f.Func, Fentry: true, SkbArg: -1}

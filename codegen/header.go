@@ -303,8 +303,9 @@ func (g *gen) readAt(dst, base int16, off int32, n int) {
 	g.probeRead(dst, n)
 }
 
-// probeRead reads n bytes from the address in R3 into the slot dst.
-func (g *gen) probeRead(dst int16, n int) { g.readWith(asm.FnProbeReadKernel, dst, n) }
+// probeRead reads n bytes from the address in R3 into the slot dst (in
+// the traced process's memory in a uprobe).
+func (g *gen) probeRead(dst int16, n int) { g.readWith(g.readHelper(asm.FnProbeReadKernel), dst, n) }
 
 // readWith calls a bpf_probe_read_kernel-like helper: n bytes from the
 // address in R3 into the slot dst.

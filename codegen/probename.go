@@ -45,6 +45,8 @@ func (g *gen) probeName() string {
 			return "rawtracepoint:" + g.target.Name
 		}
 		return ""
+	case sp.Kind == lang.ProbeUprobe, sp.Kind == lang.ProbeUretprobe:
+		return g.spec.UserProbeName()
 	case sp.Kind == lang.ProbeKprobe, sp.Kind == lang.ProbeKretprobe, sp.Kind == lang.ProbeFentry, sp.Kind == lang.ProbeFexit:
 		if g.target.shared {
 			return ""
@@ -62,13 +64,7 @@ func (g *gen) probeName() string {
 // probeValue pushes the probe builtin's value onto the value stack.
 func (g *gen) probeValue() error {
 	if name := g.probeName(); name != "" {
-		i := slices.Index(g.out.ProbeNames, name)
-		if i < 0 {
-			i = len(g.out.ProbeNames)
-			g.out.ProbeNames = append(g.out.ProbeNames, name)
-		}
-		g.emit(asm.Mov.Imm(asm.R0, int32(i+1)))
-		return g.vs.push(asm.R0)
+		return g.nameValue(name)
 	}
 	if err := g.funcIP(); err != nil {
 		return err
@@ -76,6 +72,18 @@ func (g *gen) probeValue() error {
 	if g.target.Return || g.spec.Spec.Kind == lang.ProbeKretprobe || g.spec.Spec.Kind == lang.ProbeFexit {
 		g.emit(asm.LSh.Imm(asm.R0, 1), asm.RSh.Imm(asm.R0, 1))
 	}
+	return g.vs.push(asm.R0)
+}
+
+// nameValue pushes a name known when the program is compiled: 1 + its
+// index in Output.ProbeNames.
+func (g *gen) nameValue(name string) error {
+	i := slices.Index(g.out.ProbeNames, name)
+	if i < 0 {
+		i = len(g.out.ProbeNames)
+		g.out.ProbeNames = append(g.out.ProbeNames, name)
+	}
+	g.emit(asm.Mov.Imm(asm.R0, int32(i+1)))
 	return g.vs.push(asm.R0)
 }
 
@@ -88,7 +96,12 @@ func (g *gen) probeCompare(e *lang.BinaryExpr, name string) error {
 	if e.Op == "!=" {
 		eq, ne = 0, 1
 	}
-	if own := g.probeName(); own != "" {
+	own := g.probeName()
+	if g.userFuncCompare(e) {
+		// func in a uprobe: the function's name.
+		own = g.spec.Func
+	}
+	if own != "" {
 		g.emit(asm.Mov.Imm(asm.R0, map[bool]int32{true: eq, false: ne}[own == name]))
 		return g.vs.push(asm.R0)
 	}

@@ -44,6 +44,10 @@ const (
 	// ProbeProfile fires on every CPU at a rate (profile:hz:99), from a
 	// software perf event (the CPU clock) per CPU.
 	ProbeProfile ProbeKind = "profile"
+	// ProbeUprobe and ProbeUretprobe are a user-space function's entry and
+	// return: uprobe:BINARY:FUNC, BINARY a path or a library name (libc).
+	ProbeUprobe    ProbeKind = "uprobe"
+	ProbeUretprobe ProbeKind = "uretprobe"
 )
 
 // ProbeSpec is one attach point of a probe list, such as `skb:ip_rcv*`,
@@ -60,7 +64,14 @@ type ProbeSpec struct {
 	// where set instead, a profile probe's rate per CPU.
 	Period uint64
 	Hz     uint64
-	Text   string
+	// Binary is a uprobe's binary as written (a path, a library name such
+	// as libc, or a command found in PATH); Name is then its function (or
+	// a glob of them), Offset the +OFFSET after it, and Address, where the
+	// function is written as a number, that address.
+	Binary  string
+	Offset  uint64
+	Address uint64
+	Text    string
 }
 
 // Probe is a probe list, an optional predicate and an action block.

@@ -15,13 +15,13 @@ var probeAliases = map[string]ProbeKind{
 	"tracepoint": ProbeTracepoint, "t": ProbeTracepoint,
 	"interval": ProbeInterval, "i": ProbeInterval,
 	"profile": ProbeProfile, "p": ProbeProfile,
+	"uprobe": ProbeUprobe, "u": ProbeUprobe, "uretprobe": ProbeUretprobe, "ur": ProbeUretprobe,
 	// bpftrace's older names of fentry and fexit.
 	"kfunc": ProbeFentry, "kretfunc": ProbeFexit,
 }
 
 // outOfScope are bpftrace's probe kinds skbtrace does not have, and why.
 var outOfScope = map[string]string{
-	"uprobe":          "user-space probes are out of scope: skbtrace follows packets through the kernel; use bpftrace for user space",
 	"usdt":            "USDT probes are out of scope: skbtrace follows packets through the kernel; use bpftrace for user space",
 	"software":        "perf software events are out of scope: skbtrace attaches to packet events",
 	"hardware":        "perf hardware events are out of scope: skbtrace attaches to packet events",
@@ -33,12 +33,12 @@ var outOfScope = map[string]string{
 
 // outOfScopeAliases are the short names of outOfScope's kinds.
 var outOfScopeAliases = map[string]string{
-	"u": "uprobe", "ur": "uprobe", "uretprobe": "uprobe", "U": "usdt",
+	"U": "usdt",
 	"s": "software", "h": "hardware", "w": "watchpoint", "aw": "asyncwatchpoint", "rt": "rawtracepoint",
 }
 
 // ProbeKindNames lists the probe kinds, for hints.
-var ProbeKindNames = []string{"skb", "skbret", "kprobe", "kretprobe", "fentry", "fexit", "tracepoint", "interval", "profile", "BEGIN", "END"}
+var ProbeKindNames = []string{"skb", "skbret", "kprobe", "kretprobe", "fentry", "fexit", "tracepoint", "interval", "profile", "uprobe", "uretprobe", "BEGIN", "END"}
 
 func (l *lowerer) spec(g *gSpec) *ProbeSpec {
 	sp := l.span(g.Pos, g.EndPos)
@@ -103,6 +103,8 @@ func (l *lowerer) spec(g *gSpec) *ProbeSpec {
 		if rest == "" || !isIdent(rest) && !(strings.ContainsAny(rest, "*?[") && isGlob(rest)) {
 			l.diags.Add(sp, "name a kernel function or a glob of them, e.g. "+string(k)+":tcp_v4_rcv or "+string(k)+":tcp_*", "%s needs a function name, got %q", k, rest)
 		}
+	case ProbeUprobe, ProbeUretprobe:
+		l.uprobeSpec(sp, s, rest)
 	case ProbeSkb, ProbeSkbRet:
 		if rest == "" {
 			l.diags.Add(sp, string(k)+":* traces every function that takes a struct sk_buff *", "%s probe needs a function pattern", k)

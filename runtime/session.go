@@ -278,6 +278,8 @@ func attach(p *codegen.Program, prog *ebpf.Program) (link.Link, error) {
 			return nil, fmt.Errorf("attach %s: %w", spec.Text, explainAttach(err, string(spec.Kind)))
 		}
 		return l, nil
+	case spec.Kind == lang.ProbeUprobe, spec.Kind == lang.ProbeUretprobe:
+		return attachUprobe(p, prog)
 	case spec.Kind == lang.ProbeKprobe:
 		l, err := link.Kprobe(spec.Target, prog, nil)
 		if err != nil {
