@@ -133,7 +133,7 @@ func (cc *callCtx) Errorf(i int, hint, format string, args ...any) {
 // printable reports whether a value can be printed by print() or %s.
 func printable(t types.Type) bool {
 	switch t.Kind {
-	case types.Int, types.String, types.Addr, types.Ptr, types.Stack, types.Endpoint, types.Packet:
+	case types.Int, types.String, types.Addr, types.Ptr, types.Stack, types.Endpoint, types.Packet, types.Tuple:
 		return true
 	}
 	return false

@@ -40,7 +40,24 @@ type Options struct {
 // Check resolves every name of a script and computes every expression's type.
 // All errors are returned together as *lang.Diagnostics.
 func Check(s *lang.Script, opts Options) (*Info, error) {
+	probes := s.Probes
+	info, again, err := check(s, opts, nil)
+	if again != nil {
+		// A for loop over a map types its variable by the map's keys and
+		// value; a second pass knows them as the whole script has them,
+		// where a loop comes before an assignment that adds or widens.
+		s.Probes = probes
+		info, _, err = check(s, opts, again)
+	}
+	return info, err
+}
+
+// check is a pass of Check. A pass given the maps a first pass found
+// (mapHints) types map loops by them; the first returns them where the
+// script has a map loop.
+func check(s *lang.Script, opts Options, mapHints map[string]*MapInfo) (*Info, map[string]*MapInfo, error) {
 	c := &checker{
+		mapHints:       mapHints,
 		src:            s.Src,
 		memberFields:   map[string]*stdlib.Field{},
 		opts:           opts,
@@ -63,14 +80,16 @@ func Check(s *lang.Script, opts Options) (*Info, error) {
 			Capture:    map[*lang.CallExpr][]lang.Expr{},
 			FuncNames:  map[*lang.BinaryExpr]string{},
 			ProbeNames: map[*lang.BinaryExpr]string{},
+			TupleElems: map[*lang.FieldExpr]int{},
+			Loops:      map[*lang.ForStmt]*LoopInfo{},
 			src:        s.Src,
 		},
 	}
 	if opts.BTF == nil {
-		return nil, fmt.Errorf("check: no BTF given")
+		return nil, nil, fmt.Errorf("check: no BTF given")
 	}
 	if err := opts.BTF.TypeByName("sk_buff", &c.info.SkbType); err != nil {
-		return nil, fmt.Errorf("kernel BTF has no struct sk_buff: %w", err)
+		return nil, nil, fmt.Errorf("kernel BTF has no struct sk_buff: %w", err)
 	}
 	s.Probes = c.pruneProbes(s.Probes)
 	for _, p := range s.Probes {
@@ -78,7 +97,10 @@ func Check(s *lang.Script, opts Options) (*Info, error) {
 	}
 	c.finishMaps()
 	c.missingParams()
-	return c.info, c.diags.Err()
+	if c.sawMapLoop && mapHints == nil {
+		return c.info, c.info.Maps, c.diags.Err()
+	}
+	return c.info, nil, c.diags.Err()
 }
 
 type checker struct {
@@ -110,6 +132,12 @@ type checker struct {
 	// none, a stand-in (reasonStandIn): see dropReasonEnum.
 	reasonEnum    *btf.Enum
 	reasonStandIn bool
+	// loops are the for loops whose bodies are being checked, innermost
+	// last; sawMapLoop says the script has a loop over a map, typed by
+	// mapHints on a second pass.
+	loops      []loopScope
+	sawMapLoop bool
+	mapHints   map[string]*MapInfo
 }
 
 func (c *checker) errorf(n lang.Node, hint, format string, args ...any) {

@@ -18,6 +18,9 @@ import (
 func (c *checker) expr(e lang.Expr) types.Type {
 	t := c.expr1(e)
 	c.info.Types[e] = t
+	if len(c.loops) > 0 {
+		c.callbackUse(e)
+	}
 	return t
 }
 
@@ -74,6 +77,8 @@ func (c *checker) expr1(e lang.Expr) types.Type {
 		return c.cast(e)
 	case *lang.TypeOfExpr:
 		return c.typeOf(e)
+	case *lang.TupleExpr:
+		return c.tuple(e)
 	case *lang.ParenExpr:
 		t := c.expr(e.X)
 		if k, ok := c.info.Consts[e.X]; ok {
@@ -381,6 +386,13 @@ func (c *checker) field(e *lang.FieldExpr) types.Type {
 		return types.Bad
 	}
 	x := c.expr(e.X)
+	if x.Kind == types.Tuple {
+		return c.tupleElem(e, x)
+	}
+	if _, ok := lang.TupleIndex(e); ok && x.Kind != types.Invalid {
+		c.notTuple(e, x)
+		return types.Bad
+	}
 	var structType btf.Type
 	switch x.Kind {
 	case types.Invalid:

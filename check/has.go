@@ -101,6 +101,8 @@ func (c *checker) pruneStmt(p *lang.Probe, s lang.Stmt) lang.Stmt {
 		if s.Else != nil {
 			s.Else = c.pruneStmt(p, s.Else)
 		}
+	case *lang.ForStmt:
+		c.pruneBlock(p, s.Body)
 	}
 	return s
 }

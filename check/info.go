@@ -57,6 +57,11 @@ type Info struct {
 	FuncNames map[*lang.BinaryExpr]string
 	// ProbeNames holds, for `probe == "NAME"`, the name compared with.
 	ProbeNames map[*lang.BinaryExpr]string
+	// TupleElems holds the element each `.N` (`.name` of a record) after
+	// a tuple reads.
+	TupleElems map[*lang.FieldExpr]int
+	// Loops says how each for loop runs.
+	Loops map[*lang.ForStmt]*LoopInfo
 	// SkbType is struct sk_buff from the kernel's BTF.
 	SkbType *btf.Struct
 	// Notes say, once each, what this kernel lacks that the script reads

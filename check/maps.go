@@ -28,7 +28,7 @@ func (c *checker) mapAssign(m *lang.MapExpr, keys []types.Type, v types.Type) {
 			continue
 		}
 		if !sameKind(k, mi.Keys[i]) || !sameFormat(k, mi.Keys[i]) {
-			c.errorf(m.Keys[i], "a map keeps one key type: use another map", "key %d of %s is %s here but %s at %s", i+1, mapName(m.Name), describeInt(k), describeInt(mi.Keys[i]), at)
+			c.errorf(keyNode(m, i), "a map keeps one key type: use another map", "key %d of %s is %s here but %s at %s", i+1, mapName(m.Name), describeInt(k), describeInt(mi.Keys[i]), at)
 			continue
 		}
 		mi.Keys[i] = widen(mi.Keys[i], k)
@@ -91,15 +91,18 @@ func (c *checker) finishMaps() {
 		}
 		t := c.info.Types[m]
 		if t.Kind == types.MapRef {
-			if len(m.Keys) > 0 && len(m.Keys) != len(mi.Keys) {
-				c.errorf(m, "", "%s has %d keys, not %d", mapName(m.Name), len(mi.Keys), len(m.Keys))
+			if n := c.keyCount(m); n > 0 && n != len(mi.Keys) {
+				c.errorf(m, "", "%s has %d keys, not %d", mapName(m.Name), len(mi.Keys), n)
+			} else if n > 0 {
+				c.readKeys(m, mi)
 			}
 			continue
 		}
-		if len(m.Keys) != len(mi.Keys) {
-			c.errorf(m, "", "%s has %d keys, not %d", mapName(m.Name), len(mi.Keys), len(m.Keys))
+		if n := c.keyCount(m); n != len(mi.Keys) {
+			c.errorf(m, "", "%s has %d keys, not %d", mapName(m.Name), len(mi.Keys), n)
 			continue
 		}
+		c.readKeys(m, mi)
 		if rt := readType(mi.Value); rt.Kind == types.Invalid {
 			c.errorf(m, "print it with print("+mapName(m.Name)+")", "cannot read a %s map in an expression", mi.Value)
 		} else if t.Kind != types.Invalid && !sameKind(t, rt) {

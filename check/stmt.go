@@ -33,6 +33,9 @@ func (c *checker) stmt(s lang.Stmt) {
 			return
 		}
 		t := c.call(call, true, false)
+		if len(c.loops) > 0 {
+			c.callbackUse(call)
+		}
 		if f := c.info.Calls[call]; f != nil && !f.Stmt && f.Agg == 0 && t.Kind != types.Invalid {
 			c.errorf(call, "use it in print(), printf() or a map", "the value of %s() is not used", call.Name)
 		}
@@ -41,6 +44,10 @@ func (c *checker) stmt(s lang.Stmt) {
 		c.assign(s)
 	case *lang.LetStmt:
 		c.let(s)
+	case *lang.ForStmt:
+		c.forStmt(s)
+	case *lang.JumpStmt:
+		c.jump(s)
 	}
 }
 
@@ -50,12 +57,20 @@ func (c *checker) assign(s *lang.AssignStmt) {
 			_, isMap := s.Target.(*lang.MapExpr)
 			t := c.call(call, false, isMap && s.Op == "=")
 			c.info.Types[call] = t
+			if len(c.loops) > 0 {
+				c.callbackUse(call)
+			}
 			return t
 		}
 		return c.expr(s.Value)
 	}
 	switch t := s.Target.(type) {
 	case *lang.VarExpr:
+		if c.inLoopVar(t.Name) {
+			c.errorf(t, "the loop sets it each turn; copy it to change it: $y = $"+t.Name, "$%s is a for loop's variable, which the loop sets", t.Name)
+			value()
+			return
+		}
 		v := value()
 		if v.Kind == types.Invalid {
 			// The value's error is reported: the variable's later uses
@@ -108,6 +123,9 @@ func (c *checker) assign(s *lang.AssignStmt) {
 				keys[i] = types.Bad
 			}
 		}
+		if c.info.SpreadKey(t) {
+			keys = append([]types.Type(nil), keys[0].Tuple.Elems...)
+		}
 		v := value()
 		if v.Kind == types.Invalid {
 			return
@@ -134,7 +152,7 @@ func (c *checker) assign(s *lang.AssignStmt) {
 // storable reports whether a variable or map value can hold t.
 func storable(t types.Type) bool {
 	switch t.Kind {
-	case types.Int, types.String, types.Addr, types.Ptr, types.Stack, types.Endpoint:
+	case types.Int, types.String, types.Addr, types.Ptr, types.Stack, types.Endpoint, types.Tuple:
 		return true
 	}
 	return false
@@ -149,6 +167,9 @@ func sameKind(a, b types.Type) bool {
 	if a.Kind == types.Agg {
 		return a.Agg == b.Agg
 	}
+	if a.Kind == types.Tuple {
+		return sameTuple(a, b)
+	}
 	return true
 }
 
@@ -162,6 +183,8 @@ func widen(a, b types.Type) types.Type {
 		return r
 	case types.String:
 		return types.Str(max(a.Size, b.Size))
+	case types.Tuple:
+		return widenTuple(a, b)
 	}
 	return a
 }

@@ -1,0 +1,155 @@
+package check
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/lang/types"
+)
+
+// bpftrace's tuples and records: a tuple (1, comm) holds values of any
+// storable type, read by position ($t.0); a record (a=1, b=comm) is a
+// tuple whose elements also have names ($r.a). Both are values like a
+// string: kept in variables, map values and keys, printed whole. A map's
+// one key that is a tuple is the map's keys: @m[(a, b)] and @m[$t], $t a
+// tuple, are @m[a, b] (bpftrace's multi-key maps are keyed by a tuple).
+
+// tuple types a tuple or record expression.
+func (c *checker) tuple(e *lang.TupleExpr) types.Type {
+	elems := make([]types.Type, len(e.Elems))
+	bad := false
+	for i, x := range e.Elems {
+		t := c.expr(x)
+		switch {
+		case t.Kind == types.Invalid:
+			bad = true
+		case !storable(t):
+			what := "a tuple"
+			if e.Names != nil {
+				what = "a record"
+			}
+			c.errorf(x, "", "%s cannot hold %s", what, t)
+			bad = true
+		}
+		elems[i] = t
+	}
+	if len(e.Elems) == 0 {
+		c.errorf(e, "a tuple has one element or more: (1,), (1, 2)", "an empty tuple holds nothing")
+		return types.Bad
+	}
+	if bad {
+		return types.Bad
+	}
+	return types.NewTuple(elems, e.Names)
+}
+
+// tupleElem types `x.N` and, on a record, `x.name`: an element of a tuple.
+func (c *checker) tupleElem(e *lang.FieldExpr, x types.Type) types.Type {
+	tt := x.Tuple
+	if e.Arrow {
+		c.errorf(e, "write "+c.text(e.X)+"."+e.Name, "%s is %s, not a pointer; use .", c.text(e.X), x)
+		return types.Bad
+	}
+	if i, ok := lang.TupleIndex(e); ok {
+		if i >= len(tt.Elems) {
+			c.errorf(nameNode{e.NameSpan}, "its elements are ."+"0 to ."+strconv.Itoa(len(tt.Elems)-1), "%s has %d elements, no .%d", c.text(e.X), len(tt.Elems), i)
+			return types.Bad
+		}
+		c.info.TupleElems[e] = i
+		return tt.Elems[i]
+	}
+	if tt.Names == nil {
+		c.errorf(nameNode{e.NameSpan}, "read a tuple's elements by position: "+c.text(e.X)+".0", "%s is a tuple, whose elements have no names", c.text(e.X))
+		return types.Bad
+	}
+	i := tt.Field(e.Name)
+	if i < 0 {
+		hint := "its fields are " + strings.Join(tt.Names, ", ")
+		if m := lang.Suggest(e.Name, tt.Names); m != "" {
+			hint = "did you mean ." + m + "?"
+		}
+		c.errorf(nameNode{e.NameSpan}, hint, "record %s has no field %s", c.text(e.X), e.Name)
+		return types.Bad
+	}
+	c.info.TupleElems[e] = i
+	return tt.Elems[i]
+}
+
+// notTuple reports `.N` after something that is not a tuple.
+func (c *checker) notTuple(e *lang.FieldExpr, x types.Type) {
+	c.errorf(e, "."+e.Name+" reads element "+e.Name+" of a tuple", "%s is %s, not a tuple", c.text(e.X), x)
+}
+
+// sameTuple reports whether two tuples may share a variable or a map: as
+// many elements, the same names, each of the same kind and format.
+func sameTuple(a, b types.Type) bool {
+	ta, tb := a.Tuple, b.Tuple
+	if len(ta.Elems) != len(tb.Elems) || (ta.Names == nil) != (tb.Names == nil) {
+		return false
+	}
+	for i := range ta.Elems {
+		if ta.Names != nil && ta.Names[i] != tb.Names[i] {
+			return false
+		}
+		if !sameKind(ta.Elems[i], tb.Elems[i]) || !sameFormat(ta.Elems[i], tb.Elems[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// widenTuple is widen for tuples: each element widened.
+func widenTuple(a, b types.Type) types.Type {
+	elems := make([]types.Type, len(a.Tuple.Elems))
+	for i := range elems {
+		elems[i] = widen(a.Tuple.Elems[i], b.Tuple.Elems[i])
+	}
+	return types.NewTuple(elems, a.Tuple.Names)
+}
+
+// SpreadKey reports whether a map element's one key is a tuple, which
+// stands for the map's keys: @m[$t] is @m[$t.0, $t.1].
+func (info *Info) SpreadKey(m *lang.MapExpr) bool {
+	if len(m.Keys) != 1 {
+		return false
+	}
+	t := info.Types[m.Keys[0]]
+	return t.Kind == types.Tuple && t.Tuple.Names == nil
+}
+
+// keyCount is how many keys a map element names, a spread tuple's
+// elements counted.
+func (c *checker) keyCount(m *lang.MapExpr) int {
+	if c.info.SpreadKey(m) {
+		return len(c.info.Types[m.Keys[0]].Tuple.Elems)
+	}
+	return len(m.Keys)
+}
+
+// keyNode is where a map element's key i is written: its expression, or
+// the tuple that holds it.
+func keyNode(m *lang.MapExpr, i int) lang.Node {
+	if i < len(m.Keys) {
+		return m.Keys[i]
+	}
+	return m.Keys[0]
+}
+
+// readKeys checks the keys of a map element read or deleted against the
+// map's: of the same kinds (a tuple where the map keeps a tuple).
+func (c *checker) readKeys(m *lang.MapExpr, mi *MapInfo) {
+	keys := make([]types.Type, len(m.Keys))
+	for i, k := range m.Keys {
+		keys[i] = c.info.Types[k]
+	}
+	if c.info.SpreadKey(m) {
+		keys = keys[0].Tuple.Elems
+	}
+	for i, k := range keys {
+		if k.Kind == types.Invalid || mi.Keys[i].Kind == types.Invalid || sameKind(k, mi.Keys[i]) {
+			continue
+		}
+		c.errorf(keyNode(m, i), "a map keeps one key type", "key %d of %s is %s here but %s at %s", i+1, mapName(m.Name), k, mi.Keys[i], mi.First.Start)
+	}
+}
