@@ -6,14 +6,16 @@
 //	vmtool run KERNEL CASE...     run case files on this kernel, which run.sh calls KERNEL (its -k spec)
 //	vmtool env [KERNEL]           the environment case conditions are decided on (VMENV ...);
 //	                              KERNEL defaults to /vm/kernel (run.sh's -k spec)
-//	vmtool send [-mark M] [-n N] [-sport P] [-tcp] ADDR:PORT [PAYLOAD]
+//	vmtool send [-mark M] [-n N] [-sport P [-saddr A]] [-tcp] [-timeout D] ADDR:PORT [PAYLOAD]
 //	                              UDP datagrams (or TCP connects) to ADDR:PORT, with SO_MARK
 //	vmtool tcp [-n N] [-sport P] [-send B] [-reply B] [-abort] ADDR:PORT
 //	                              N TCP sessions with a listener of its own on ADDR:PORT
 //	vmtool backlog [-limit L] [-n N] ADDR:PORT
 //	                              N connections queued on a listener that never accepts
-//	vmtool nft HOOK accept|drop   table ip skbtrace_vm, a base chain on HOOK with that policy
-//	vmtool nft delete             remove it
+//	vmtool nft [FAMILY] HOOK accept|drop
+//	                              table FAMILY (ip, ip6, inet; default ip) skbtrace_vm,
+//	                              a base chain on HOOK with that policy
+//	vmtool nft [FAMILY] delete    remove it
 //	vmtool pcapcheck [-min N] FILE PORT
 //	                              check vmtool tcp's bytes to PORT in a pcapng skbtrace wrote
 //	vmtool state                  the kernel's BPF and probe state, as the leak check sees it
@@ -90,6 +92,6 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: vmtool run KERNEL CASE... | env [KERNEL] | send [-mark M] [-n N] [-sport P] [-tcp] ADDR:PORT [PAYLOAD] | tcp ... | backlog ... | nft HOOK accept|drop | nft delete | state | check CASE...")
+	fmt.Fprintln(os.Stderr, "usage: vmtool run KERNEL CASE... | env [KERNEL] | send [-mark M] [-n N] [-sport P [-saddr A]] [-tcp] [-timeout D] ADDR:PORT [PAYLOAD] | tcp ... | backlog ... | nft [FAMILY] HOOK accept|drop | nft [FAMILY] delete | state | check CASE...")
 	os.Exit(2)
 }

@@ -11,12 +11,22 @@ import (
 // guest does not have: table ip skbtrace_vm with one base chain on a hook
 // and a policy, over nfnetlink, as nft itself sends it.
 //
-//	vmtool nft HOOK accept|drop     prerouting, input, forward, output, postrouting
-//	vmtool nft delete               remove the table
+//	vmtool nft [FAMILY] HOOK accept|drop   prerouting, input, forward, output, postrouting
+//	vmtool nft [FAMILY] delete             remove the table
 //
-// A chain with no rules gives every packet its policy: with drop, the
-// kernel's nf_hook_slow returns -EPERM for each packet at that hook.
+// FAMILY is the table's: ip (the default), ip6 or inet (both). A chain with
+// no rules gives every packet its policy: with drop, the kernel's
+// nf_hook_slow returns -EPERM for each packet at that hook.
 func nft(args []string) int {
+	family := uint8(nfprotoIPv4)
+	if len(args) > 0 {
+		if f, ok := map[string]uint8{"ip": nfprotoIPv4, "ip6": nfprotoIPv6, "inet": nfprotoInet}[args[0]]; ok {
+			family, args = f, args[1:]
+		}
+	}
+	nftMsg := func(typ uint16, flags uint16, attrs ...[]byte) []byte {
+		return nlMsg(nfnlSubsysNftable<<8|typ, flags, family, 0, attrs...)
+	}
 	hooks := map[string]uint32{"prerouting": 0, "input": 1, "forward": 2, "output": 3, "postrouting": 4}
 	policies := map[string]uint32{"drop": 0, "accept": 1}
 	var msgs [][]byte
@@ -46,7 +56,7 @@ func nft(args []string) int {
 }
 
 func nftUsage() int {
-	fmt.Fprintln(os.Stderr, "usage: vmtool nft prerouting|input|forward|output|postrouting accept|drop | vmtool nft delete")
+	fmt.Fprintln(os.Stderr, "usage: vmtool nft [ip|ip6|inet] prerouting|input|forward|output|postrouting accept|drop | vmtool nft [ip|ip6|inet] delete")
 	return 2
 }
 
@@ -65,7 +75,9 @@ const (
 	nfnlMsgBatchBegin = 0x10
 	nfnlMsgBatchEnd   = 0x11
 	nfnlSubsysNftable = 10
+	nfprotoInet       = 1
 	nfprotoIPv4       = 2
+	nfprotoIPv6       = 10
 
 	nftNewTable = 0
 	nftDelTable = 2
@@ -99,12 +111,8 @@ func nlaU32BE(typ uint16, v uint32) []byte {
 	return nla(typ, binary.BigEndian.AppendUint32(nil, v))
 }
 
-// nftMsg is an nf_tables message of the ip family: its type, flags and
-// attributes; nftSend numbers it.
-func nftMsg(typ uint16, flags uint16, attrs ...[]byte) []byte {
-	return nlMsg(nfnlSubsysNftable<<8|typ, flags, nfprotoIPv4, 0, attrs...)
-}
-
+// nlMsg is a netlink message: its type, flags, the nfgenmsg's family and
+// resource id, and attributes; nftSend numbers it.
 func nlMsg(typ, flags uint16, family uint8, resID uint16, attrs ...[]byte) []byte {
 	b := make([]byte, 20)
 	binary.LittleEndian.PutUint16(b[4:], typ)

@@ -20,6 +20,7 @@ func send(args []string) int {
 	n := fs.Int("n", 1, "how many datagrams or connections")
 	tcp := fs.Bool("tcp", false, "connect with TCP instead of sending a UDP datagram")
 	sport := fs.Int("sport", 0, "the first source port, then +1 each (0: the kernel picks)")
+	saddr := fs.String("saddr", "", "the source address -sport binds (default: the destination's, for loopback)")
 	timeout := fs.Duration("timeout", 2*time.Second, "how long a TCP connect waits for an answer")
 	fs.Parse(args)
 	if fs.NArg() < 1 || fs.NArg() > 2 {
@@ -53,6 +54,9 @@ func send(args []string) int {
 	}
 	failed := 0
 	host, _, _ := net.SplitHostPort(addr)
+	if *saddr != "" {
+		host = *saddr
+	}
 	for i := 0; i < *n; i++ {
 		if *sport != 0 {
 			if *tcp {
