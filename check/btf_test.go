@@ -1,25 +1,16 @@
 package check_test
 
 import (
-	"sync"
 	"testing"
 
 	"github.com/cilium/ebpf/btf"
+
+	"github.com/skbtrace/skbtrace/internal/testkit"
 )
 
-var (
-	btfOnce sync.Once
-	btfSpec *btf.Spec
-	btfErr  error
-)
-
-// kernelBTF loads the running kernel's BTF once per test binary. The checker
-// resolves against the real kernel; without BTF there is nothing to check.
+// kernelBTF is the running kernel's BTF (testkit.KernelBTF: the test is
+// skipped without it), under the short name the checker's tests use.
 func kernelBTF(tb testing.TB) *btf.Spec {
 	tb.Helper()
-	btfOnce.Do(func() { btfSpec, btfErr = btf.LoadKernelSpec() })
-	if btfErr != nil {
-		tb.Skipf("no kernel BTF (/sys/kernel/btf/vmlinux): %v", btfErr)
-	}
-	return btfSpec
+	return testkit.KernelBTF(tb)
 }

@@ -3,16 +3,12 @@ package check
 import (
 	"testing"
 
-	"github.com/cilium/ebpf/btf"
+	"github.com/skbtrace/skbtrace/internal/testkit"
 )
 
 // TestFragLayout reads skb_frag_t's layout from the running kernel's BTF.
 func TestFragLayout(t *testing.T) {
-	spec, err := btf.LoadKernelSpec()
-	if err != nil {
-		t.Skip(err)
-	}
-	l := fragLayout(spec)
+	l := fragLayout(testkit.KernelBTF(t))
 	if l == nil {
 		t.Fatal("no layout")
 	}

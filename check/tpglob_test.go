@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/skbtrace/skbtrace/check"
+	"github.com/skbtrace/skbtrace/internal/testkit/compiletest"
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
@@ -13,14 +14,7 @@ import (
 // tracepoint it matches, each its own spec, and that the probe's context
 // is what all of them have.
 func TestTracepointGlob(t *testing.T) {
-	script, err := lang.Parse(&lang.Source{Name: "g.st", Text: "tracepoint:skb:kfree_sk*, tracepoint:s?b:consume_skb { @[len] = count() }\n"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := check.Check(script, check.Options{BTF: kernelBTF(t), MatchTracepoints: kernel.MatchTracepoints})
-	if err != nil {
-		t.Fatal(err)
-	}
+	script, info := compiletest.Check(t, "tracepoint:skb:kfree_sk*, tracepoint:s?b:consume_skb { @[len] = count() }\n", check.Options{MatchTracepoints: kernel.MatchTracepoints})
 	var got []string
 	for _, si := range info.Probes[script.Probes[0]].Specs {
 		got = append(got, si.Spec.Text+" "+si.Spec.Category+" "+si.Spec.Name)

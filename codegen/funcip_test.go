@@ -9,6 +9,7 @@ import (
 
 	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/internal/testkit/compiletest"
 	"github.com/skbtrace/skbtrace/lang"
 )
 
@@ -163,21 +164,10 @@ func TestKprobeArgsArm64(t *testing.T) {
 // the program reads an argument or only, on a kernel without
 // bpf_get_func_ip, the instruction pointer for func: never a silent 0.
 func TestKprobeArchUnknown(t *testing.T) {
-	btfOnce.Do(loadBTF)
-	if btfErr != nil {
-		t.Skipf("no kernel BTF: %v", btfErr)
-	}
 	for _, text := range []string{`kprobe:ip_rcv { print(arg0) }`, `skb:ip_rcv { @[func] = count() }`} {
-		script, err := lang.Parse(&lang.Source{Name: "test.st", Text: text})
-		if err != nil {
-			t.Fatal(err)
-		}
-		info, err := check.Check(script, check.Options{BTF: btfSpec})
-		if err != nil {
-			t.Fatal(err)
-		}
+		script, info := compiletest.Check(t, text, check.Options{})
 		opts := codegen.Options{Arch: "riscv64", HaveFuncIP: lacksFuncIP, SkbTargets: map[string][]codegen.SkbTarget{"ip_rcv": {{SkbArg: 0}}}}
-		if _, err = codegen.Compile(script, info, opts); err == nil || !strings.Contains(err.Error(), "riscv64") {
+		if _, err := codegen.Compile(script, info, opts); err == nil || !strings.Contains(err.Error(), "riscv64") {
 			t.Errorf("%s on riscv64: %v, want an error naming it", text, err)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/btf"
+
+	"github.com/skbtrace/skbtrace/internal/testkit"
 )
 
 // TestKprobeGlobGroups: a kprobe glob compiles to one program per place of
@@ -52,7 +54,7 @@ func TestKprobeGlobGroups(t *testing.T) {
 // functions' return types differ.
 func TestFexitGlobRetvalPerFunction(t *testing.T) {
 	out := compile(t, `fexit:ip_rcv* { @[retval] = count() }`)
-	btfOnce.Do(loadBTF)
+	spec := testkit.KernelBTF(t)
 	seen := map[string]bool{}
 	for _, p := range out.Programs {
 		if p.Function == "" || p.Prog.AttachTo != p.Function || p.Prog.AttachType != ebpf.AttachTraceFExit {
@@ -60,7 +62,7 @@ func TestFexitGlobRetvalPerFunction(t *testing.T) {
 		}
 		seen[p.Function] = true
 		var fn *btf.Func
-		if err := btfSpec.TypeByName(p.Function, &fn); err != nil {
+		if err := spec.TypeByName(p.Function, &fn); err != nil {
 			t.Fatal(err)
 		}
 		proto := fn.Type.(*btf.FuncProto)

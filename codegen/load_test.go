@@ -3,25 +3,15 @@ package codegen_test
 import (
 	"errors"
 	"net"
-	"sync"
 	"testing"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/link"
 
 	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/codegen"
-	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/internal/testkit/compiletest"
 )
-
-var (
-	btfOnce sync.Once
-	btfSpec *btf.Spec
-	btfErr  error
-)
-
-func loadBTF() { btfSpec, btfErr = btf.LoadKernelSpec() }
 
 func compile(t testing.TB, text string) *codegen.Output {
 	t.Helper()
@@ -37,22 +27,7 @@ func compileWith(t testing.TB, text string, opts codegen.Options) *codegen.Outpu
 // compileArgs is compileWith for a script that takes arguments ($1...).
 func compileArgs(t testing.TB, text string, params []string, opts codegen.Options) *codegen.Output {
 	t.Helper()
-	btfOnce.Do(loadBTF)
-	if btfErr != nil {
-		t.Skipf("no kernel BTF: %v", btfErr)
-	}
-	script, err := lang.Parse(&lang.Source{Name: "test.st", Text: text})
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := check.Check(script, check.Options{BTF: btfSpec, Params: params})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := codegen.Compile(script, info, opts)
-	if err != nil {
-		t.Fatalf("compile: %v", err)
-	}
+	_, out := compiletest.Compile(t, text, check.Options{Params: params}, opts)
 	return out
 }
 

@@ -4,34 +4,18 @@ import (
 	"io"
 	"testing"
 
-	"github.com/cilium/ebpf/btf"
-
 	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/codegen"
-	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/internal/testkit"
+	"github.com/skbtrace/skbtrace/internal/testkit/compiletest"
 )
 
 // BenchmarkAttachSkbTracepoints measures loading and attaching skb:* where
 // it falls back to every tracepoint that carries an sk_buff (30 here), then
 // detaching: what a user waits for before tracing starts, less compiling.
 func BenchmarkAttachSkbTracepoints(b *testing.B) {
-	spec, err := btf.LoadKernelSpec()
-	if err != nil {
-		b.Fatal(err)
-	}
-	script, err := lang.Parse(&lang.Source{Name: "b.st", Text: `skb:* { @[func] = count() }`})
-	if err != nil {
-		b.Fatal(err)
-	}
-	info, err := check.Check(script, check.Options{BTF: spec})
-	if err != nil {
-		b.Fatal(err)
-	}
-	targets := ResolveSkbFallback(spec, map[string]bool{"*": true})
-	out, err := codegen.Compile(script, info, codegen.Options{SkbTargets: targets})
-	if err != nil {
-		b.Fatal(err)
-	}
+	targets := ResolveSkbFallback(testkit.KernelBTF(b), map[string]bool{"*": true})
+	info, out := compiletest.Compile(b, `skb:* { @[func] = count() }`, check.Options{}, codegen.Options{SkbTargets: targets})
 	for b.Loop() {
 		s, err := Start(out, info, io.Discard, Options{})
 		if err != nil {

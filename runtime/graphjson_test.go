@@ -10,18 +10,9 @@ import (
 
 	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/internal/testkit"
 	"github.com/skbtrace/skbtrace/lang/types"
 )
-
-// jsonCall is a call of a graph block as JSON gives it back.
-type jsonCall struct {
-	Calls      []jsonCall      `json:"calls"`
-	Data       map[string]any  `json:"data"`
-	Depth      int             `json:"depth"`
-	DurationNs *uint64         `json:"duration_ns"`
-	Func       string          `json:"func"`
-	Retval     json.RawMessage `json:"retval"`
-}
 
 // TestGraphJSON feeds the JSON graph a packet's calls on two CPUs and
 // parses the blocks back: on CPU 0 the calls nest as the text's lines do,
@@ -84,13 +75,7 @@ func TestGraphJSON(t *testing.T) {
 	if strings.Count(out, "\n") != 1 {
 		t.Fatalf("not one line for the complete block:\n%s", out)
 	}
-	var blk struct {
-		Calls []jsonCall `json:"calls"`
-		CPU   *uint64    `json:"cpu"`
-		Skb   string     `json:"skb"`
-		Time  string     `json:"time"`
-		Type  string     `json:"type"`
-	}
+	var blk testkit.GraphBlock
 	if err := json.Unmarshal([]byte(out), &blk); err != nil {
 		t.Fatalf("%v:\n%s", err, out)
 	}
@@ -104,8 +89,8 @@ func TestGraphJSON(t *testing.T) {
 		call  string
 		calls []want
 	}
-	var expect func(path string, got []jsonCall, w []want)
-	expect = func(path string, got []jsonCall, w []want) {
+	var expect func(path string, got []testkit.GraphCall, w []want)
+	expect = func(path string, got []testkit.GraphCall, w []want) {
 		t.Helper()
 		if len(got) != len(w) {
 			t.Errorf("%s: %d calls, want %d", path, len(got), len(w))

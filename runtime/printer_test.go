@@ -10,9 +10,8 @@ import (
 	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/internal/golden"
-	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/internal/testkit/compiletest"
 	"github.com/skbtrace/skbtrace/lang/types"
-	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
 // printerScript has a print and printfs of every kind of value the
@@ -26,22 +25,7 @@ const printerScript = `tracepoint:skb:kfree_skb {
 // compilePrinter compiles a script against the kernel's BTF, for its events.
 func compilePrinter(tb testing.TB, text string) []*codegen.Event {
 	tb.Helper()
-	spec, err := kernel.BTF()
-	if err != nil {
-		tb.Skipf("no kernel BTF: %v", err)
-	}
-	script, err := lang.Parse(&lang.Source{Name: "test.st", Text: text})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	info, err := check.Check(script, check.Options{BTF: spec})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	out, err := codegen.Compile(script, info, codegen.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	_, out := compiletest.Compile(tb, text, check.Options{}, codegen.Options{})
 	return out.Events
 }
 

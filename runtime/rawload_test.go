@@ -10,6 +10,7 @@ import (
 	"github.com/cilium/ebpf/link"
 
 	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/internal/testkit"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
@@ -20,10 +21,7 @@ func TestLoadByKernelTypeID(t *testing.T) {
 	if !kernel.NoPrealloc() {
 		t.Skip("loading by a cached type ID is for kernels of 6.1 on")
 	}
-	spec, err := kernel.BTF()
-	if err != nil {
-		t.Skipf("no kernel BTF: %v", err)
-	}
+	spec := testkit.KernelBTF(t)
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	rec := kernel.RecordTypes(spec)
 	rec.TypeByName("btf_trace_kfree_skb", new(*btf.Typedef))

@@ -10,6 +10,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/internal/testkit"
 )
 
 // TestTimelineJSON feeds the JSON timeline a packet's hops and its drop:
@@ -59,20 +60,7 @@ tracepoint:skb:kfree_skb { print(reason, ksym(location)) }`)
 	if strings.Count(out, "\n") != 1 || !strings.HasSuffix(out, "}\n") {
 		t.Fatalf("the freed block is not one line:\n%s", out)
 	}
-	type hop struct {
-		CPU     uint64         `json:"cpu"`
-		Data    map[string]any `json:"data"`
-		DeltaNs *uint64        `json:"delta_ns"`
-		Func    string         `json:"func"`
-		Time    string         `json:"time"`
-	}
-	var blk struct {
-		Type string            `json:"type"`
-		Skb  string            `json:"skb"`
-		Time string            `json:"time"`
-		Hops []hop             `json:"hops"`
-		Drop map[string]string `json:"drop"`
-	}
+	var blk testkit.TimelineBlock
 	if err := json.Unmarshal([]byte(out), &blk); err != nil {
 		t.Fatalf("%v:\n%s", err, out)
 	}
@@ -96,7 +84,7 @@ tracepoint:skb:kfree_skb { print(reason, ksym(location)) }`)
 	for i, w := range want {
 		h := blk.Hops[i]
 		data, _ := json.Marshal(h.Data)
-		if h.CPU != w.cpu || h.DeltaNs == nil || *h.DeltaNs != w.delta || h.Func != w.fn || string(data) != w.data ||
+		if h.CPU == nil || *h.CPU != w.cpu || h.DeltaNs == nil || *h.DeltaNs != w.delta || h.Func != w.fn || string(data) != w.data ||
 			h.Time != at(1_000_000+int64(w.delta)) {
 			t.Errorf("hop %d: %+v data %s; want %+v", i, h, data, w)
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/skbtrace/skbtrace/check"
+	"github.com/skbtrace/skbtrace/internal/testkit"
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
@@ -15,9 +16,7 @@ import (
 // only: the output is the same each time, and the cache learns the names of
 // each script checked against the whole BTF.
 func TestBTFCacheChangesNothing(t *testing.T) {
-	if _, err := kernel.BTF(); err != nil {
-		t.Skipf("no kernel BTF: %v", err)
-	}
+	testkit.KernelBTF(t)
 	// A tp_btf program (loaded by the cached type ID of its target), a
 	// classic tracepoint's, a kprobe's.
 	scripts := []string{

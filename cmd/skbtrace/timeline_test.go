@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skbtrace/skbtrace/internal/testkit"
 )
 
 // TestTimelineVeth sends one datagram from one namespace to a closed port
@@ -86,23 +88,9 @@ func TestTimelineVethJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	type hop struct {
-		CPU     *uint64        `json:"cpu"`
-		Data    map[string]any `json:"data"`
-		DeltaNs *uint64        `json:"delta_ns"`
-		Func    string         `json:"func"`
-		Time    string         `json:"time"`
-	}
-	type block struct {
-		Type string            `json:"type"`
-		Skb  string            `json:"skb"`
-		Time string            `json:"time"`
-		Hops []hop             `json:"hops"`
-		Drop map[string]string `json:"drop"`
-	}
-	var found *block
+	var found *testkit.TimelineBlock
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		var b block
+		var b testkit.TimelineBlock
 		if err := json.Unmarshal([]byte(l), &b); err != nil {
 			t.Fatalf("not a JSON object: %q: %v", l, err)
 		}

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf/btf"
+
+	"github.com/skbtrace/skbtrace/internal/testkit"
 )
 
 // TestBTFCacheAnswersAsTheWholeBTF records lookups in the kernel's BTF,
@@ -18,10 +20,7 @@ import (
 // BTF's answer (the same types, deeply, or the same error), and a name no
 // lookup asked for is a miss, not a wrong answer.
 func TestBTFCacheAnswersAsTheWholeBTF(t *testing.T) {
-	spec, err := BTF()
-	if err != nil {
-		t.Skipf("no kernel BTF: %v", err)
-	}
+	spec := testkit.KernelBTF(t)
 	type lookup struct {
 		name string
 		typ  func() any // a fresh **T for TypeByName
@@ -81,10 +80,7 @@ func TestBTFCacheAnswersAsTheWholeBTF(t *testing.T) {
 // TestBTFCacheRefusesDamage: a cache file cut short, changed or of another
 // version is not used.
 func TestBTFCacheRefusesDamage(t *testing.T) {
-	spec, err := BTF()
-	if err != nil {
-		t.Skipf("no kernel BTF: %v", err)
-	}
+	spec := testkit.KernelBTF(t)
 	raw, err := encodeBTFCache(spec, []string{"skb_drop_reason"})
 	if err != nil {
 		t.Fatal(err)
@@ -133,10 +129,7 @@ func TestGNUBuildID(t *testing.T) {
 // TestSaveTypesStaysSmall: names join the cache; a run that looked up more
 // names than the cache may hold leaves it as it was.
 func TestSaveTypesStaysSmall(t *testing.T) {
-	spec, err := BTF()
-	if err != nil {
-		t.Skipf("no kernel BTF: %v", err)
-	}
+	spec := testkit.KernelBTF(t)
 	if _, err := kernelBTFKey(); err != nil {
 		t.Skipf("no BTF cache on this kernel: %v", err)
 	}

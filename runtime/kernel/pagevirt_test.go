@@ -3,16 +3,13 @@ package kernel
 import (
 	"testing"
 
-	"github.com/cilium/ebpf/btf"
+	"github.com/skbtrace/skbtrace/internal/testkit"
 )
 
 // TestPageVirt measures the direct map's translation twice: both readings
 // agree, and a page's address lands in the kernel half.
 func TestPageVirt(t *testing.T) {
-	spec, err := btf.LoadKernelSpec()
-	if err != nil {
-		t.Skip(err)
-	}
+	spec := testkit.KernelBTF(t)
 	mul, off, err := PageVirt(spec)
 	if err != nil {
 		t.Fatal(err)
