@@ -91,6 +91,8 @@ func check(s *lang.Script, opts Options, mapHints map[string]*MapInfo) (*Info, m
 	if err := opts.BTF.TypeByName("sk_buff", &c.info.SkbType); err != nil {
 		return nil, nil, fmt.Errorf("kernel BTF has no struct sk_buff: %w", err)
 	}
+	c.config(s.Config)
+	s.Probes = c.dropMissing(s.Probes)
 	s.Probes = c.pruneProbes(s.Probes)
 	for _, p := range s.Probes {
 		c.probe(p)
@@ -138,6 +140,8 @@ type checker struct {
 	loops      []loopScope
 	sawMapLoop bool
 	mapHints   map[string]*MapInfo
+	// dropped are the probes missing_probes dropped whole.
+	dropped []*lang.Probe
 }
 
 func (c *checker) errorf(n lang.Node, hint, format string, args ...any) {

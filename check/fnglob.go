@@ -27,33 +27,12 @@ func (c *checker) funcGlob(si *SpecInfo) {
 		si.Unresolved = true
 		return
 	}
-	var names []string
-	var err error = errNoMatcher
-	if c.opts.MatchFuncs != nil {
-		names, err = c.opts.MatchFuncs(s.Target)
-	}
-	if err != nil {
-		for _, n := range indexOf(c.opts.BTF).funcs {
-			if ok, _ := path.Match(s.Target, n); ok {
-				names = append(names, n)
-			}
-		}
-		slices.Sort(names)
-		names = slices.Compact(names)
-	}
-	for _, n := range names {
-		var fn *btf.Func
-		if c.opts.BTF.TypeByName(n, &fn) != nil {
-			continue // a module's function, or one BTF does not describe
-		}
-		proto, ok := fn.Type.(*btf.FuncProto)
-		if !ok {
-			continue
-		}
+	c.eachGlobFunc(s.Target, func(n string, proto *btf.FuncProto) bool {
 		fsi := &SpecInfo{Spec: s, Func: n, SkbParam: -1, ReasonParam: -1}
 		c.setProto(fsi, proto, 0)
 		si.Funcs = append(si.Funcs, fsi)
-	}
+		return true
+	})
 	if len(si.Funcs) == 0 {
 		c.errorf(s, fmt.Sprintf("%s probes attach to the traceable kernel functions that BTF describes: skbtrace -l '%s:*' lists them", s.Kind, s.Kind),
 			"%s matches no traceable kernel function", s.Text)
@@ -72,6 +51,38 @@ func (c *checker) funcGlob(si *SpecInfo) {
 		si.Params = []Param{} // arguments, none of them common
 	}
 	si.Proto = nil
+}
+
+// eachGlobFunc calls f with each traceable function a glob matches that
+// BTF describes, and its prototype, in name order, until f returns false.
+func (c *checker) eachGlobFunc(glob string, f func(name string, proto *btf.FuncProto) bool) {
+	var names []string
+	var err error = errNoMatcher
+	if c.opts.MatchFuncs != nil {
+		names, err = c.opts.MatchFuncs(glob)
+	}
+	if err != nil {
+		for _, n := range indexOf(c.opts.BTF).funcs {
+			if ok, _ := path.Match(glob, n); ok {
+				names = append(names, n)
+			}
+		}
+		slices.Sort(names)
+		names = slices.Compact(names)
+	}
+	for _, n := range names {
+		var fn *btf.Func
+		if c.opts.BTF.TypeByName(n, &fn) != nil {
+			continue // a module's function, or one BTF does not describe
+		}
+		proto, ok := fn.Type.(*btf.FuncProto)
+		if !ok {
+			continue
+		}
+		if !f(n, proto) {
+			return
+		}
+	}
 }
 
 // globProvides is what a glob spec provides: an skb (or a drop reason)

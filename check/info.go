@@ -68,6 +68,8 @@ type Info struct {
 	// and what still works: "this kernel has no drop reasons...". They
 	// are not errors; the caller prints them.
 	Notes []string
+	// Config is what the script's config block set, defaults elsewhere.
+	Config Config
 
 	src *lang.Source
 }

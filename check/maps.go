@@ -86,6 +86,11 @@ func (c *checker) finishMaps() {
 					names = append(names, "@"+n)
 				}
 			}
+			if c.droppedAssigns(m.Name) {
+				c.errorf(m, "missing_probes dropped the probes that assign it: read it where they are, or keep them",
+					"map %s is assigned only in probes this kernel does not have", mapName(m.Name))
+				continue
+			}
 			c.errorf(m, didYouMean("@"+m.Name, names), "map %s is never assigned", mapName(m.Name))
 			continue
 		}

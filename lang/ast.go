@@ -24,6 +24,8 @@ type Script struct {
 	At     Span
 	Src    *Source
 	Probes []*Probe
+	// Config is bpftrace's config block, nil when there is none.
+	Config *Config
 }
 
 // ProbeKind says what a probe spec attaches to.

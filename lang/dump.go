@@ -15,6 +15,9 @@ func Dump(w io.Writer, s *Script) { DumpWith(w, s, nil) }
 func DumpWith(w io.Writer, s *Script, describe func(Node) string) {
 	d := dumper{w: w, describe: describe}
 	d.line(0, s, "Script")
+	if s.Config != nil {
+		d.config(1, s.Config)
+	}
 	for _, p := range s.Probes {
 		d.probe(1, p)
 	}
@@ -35,6 +38,20 @@ func (d dumper) line(depth int, n Node, format string, args ...any) {
 	}
 	fmt.Fprintf(d.w, "%s%s  [%d:%d-%d:%d]%s\n", strings.Repeat("  ", depth), fmt.Sprintf(format, args...),
 		sp.Start.Line, sp.Start.Col, sp.End.Line, sp.End.Col, note)
+}
+
+func (d dumper) config(depth int, c *Config) {
+	d.line(depth, c, "Config")
+	for _, e := range c.Entries {
+		switch {
+		case e.IsStr:
+			d.line(depth+1, e, "Set %s = %q", e.Key, e.Value)
+		case e.IsInt:
+			d.line(depth+1, e, "Set %s = %d", e.Key, e.Int)
+		default:
+			d.line(depth+1, e, "Set %s = %s", e.Key, e.Value)
+		}
+	}
 }
 
 func (d dumper) probe(depth int, p *Probe) {

@@ -33,6 +33,15 @@ func Parse(src *Source) (*Script, error) {
 	script := &Script{Src: src, At: Span{Start: src.PosAt(0), End: src.PosAt(len(src.Text))}}
 	ranges := &rangeParser{src: src, text: text, macros: macros}
 	for _, ch := range scan(src, text, diags) {
+		if cfg, ok := ranges.config(ch, diags); ok {
+			if script.Config != nil || len(script.Probes) > 0 {
+				diags.Add(Span{Start: cfg.At.Start, End: src.PosAt(cfg.At.Start.Offset + len("config"))},
+					"bpftrace reads one config block, before the first probe: move it to the top", "a config block after the first probe or block")
+				continue
+			}
+			script.Config = cfg
+			continue
+		}
 		g, err := ranges.parse(ch)
 		if err != nil {
 			// An unclosed ( or [ can swallow the probes after it. Parse the

@@ -142,6 +142,10 @@ func trace(o options, script *lang.Script, info *check.Info, kt *kernelTypes, at
 			fmt.Fprintf(w, "{\"data\":{\"buffer\":%q,\"events\":%d},\"type\":\"lost\"}\n", buffer, n)
 		}
 	}
+	if !info.Config.PrintMapsOnExit {
+		// config = { print_maps_on_exit = 0 }
+		return status
+	}
 	if err := sess.PrintMaps(w); err != nil {
 		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
 		return 1
