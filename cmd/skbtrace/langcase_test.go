@@ -22,6 +22,7 @@ import (
 //	// match: ^\d+:\d+$   a regular expression a line must match
 //	                     (where the text varies: a time)
 //	// args: 5 hello      the positional parameters $1, $2, ...
+//	// command: CMD       the command -c runs (with the traffic's, after it)
 //	// exits              the script ends itself with exit() (an interval:
 //	//                    probe), within --duration 20s; it has no traffic
 //
@@ -40,7 +41,7 @@ func TestLanguageCases(t *testing.T) {
 			}
 			ports := map[string]int{"A": closedUDPPort(t), "B": closedUDPPort(t)}
 			script := strings.NewReplacer("${A}", strconv.Itoa(ports["A"]), "${B}", strconv.Itoa(ports["B"])).Replace(string(text))
-			var sends, want, not, match, args []string
+			var sends, want, not, match, args, commands []string
 			exits := false
 			for _, l := range strings.Split(script, "\n") {
 				if rest, ok := strings.CutPrefix(l, "// traffic:"); ok {
@@ -67,6 +68,9 @@ func TestLanguageCases(t *testing.T) {
 					not = append(not, rest)
 				}
 				exits = exits || l == "// exits"
+				if rest, ok := strings.CutPrefix(l, "// command: "); ok {
+					commands = append(commands, rest)
+				}
 				if rest, ok := strings.CutPrefix(l, "// args:"); ok {
 					args = append(args, strings.Fields(rest)...)
 				}
@@ -78,6 +82,9 @@ func TestLanguageCases(t *testing.T) {
 			cmd := "true"
 			if len(sends) > 0 {
 				cmd = "sh -c '" + strings.Join(sends, " && ") + "'"
+			}
+			if len(commands) > 0 {
+				cmd = strings.Join(append(sends, commands...), " && ")
 			}
 			run := []string{"-c", cmd}
 			if exits {
