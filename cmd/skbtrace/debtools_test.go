@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -102,6 +103,11 @@ func TestBpftraceToolsLoad(t *testing.T) {
 // one row (addresses, ports, SYN_SENT) and the kernel stack from the drop
 // through nftables to tcp_connect; both print the same, times aside.
 func TestDebianTcpdropBoth(t *testing.T) {
+	for _, tool := range []string{"nft", "curl"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed: no traffic to drop", tool)
+		}
+	}
 	dir := t.TempDir()
 	ns := fmt.Sprintf("skbdebdrop%d", os.Getpid())
 	traffic := filepath.Join(dir, "traffic.sh")
