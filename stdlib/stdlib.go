@@ -141,7 +141,7 @@ var Fields = []*Field{
 	{Name: "reason", Doc: "drop reason (enum skb_drop_reason) on kfree_skb and sk_skb_reason_drop; NOT_SPECIFIED on kernels before 5.17, which give none", Type: types.Type{Kind: types.Int, Size: 4, Fmt: types.FmtEnum}, Needs: NeedReason, Src: ctx()},
 
 	{Name: "probe", Doc: "the probe's name as bpftrace prints it: tracepoint:skb:kfree_skb (each tracepoint of a glob its own), kprobe:FUNC where a program traces functions (skb: included: the function the packet is in), kretprobe:FUNC on return probes (skbret: included), tracepoint:CAT:NAME where skb: falls back to tracepoints, BEGIN, interval:s:1; compared only with a string literal", Type: types.Type{Kind: types.Int, Size: 8, Fmt: types.FmtProbe}, Src: ctx()},
-	{Name: "func", Doc: "the traced kernel function", Type: types.Type{Kind: types.Int, Size: 8, Fmt: types.FmtKsym}, Needs: NeedFunc, Src: ctx()},
+	{Name: "func", Doc: "the traced kernel function; in uprobes, the user-space function's name", Type: types.Type{Kind: types.Int, Size: 8, Fmt: types.FmtKsym}, Needs: NeedFunc, Src: ctx()},
 	{Name: "cpu", Doc: "the CPU the event ran on", Type: types.U32, Src: ctx()},
 	{Name: "pid", Doc: "process id (the kernel's tgid)", Type: types.U32, Src: ctx()},
 	{Name: "tid", Doc: "thread id", Type: types.U32, Src: ctx()},
@@ -154,7 +154,7 @@ var Fields = []*Field{
 	{Name: "nsecs", Doc: "monotonic time in nanoseconds", Type: types.U64, Src: ctx()},
 	{Name: "elapsed", Doc: "nanoseconds since tracing started", Type: types.U64, Src: ctx()},
 	{Name: "kstack", Doc: "the kernel stack", Type: types.Type{Kind: types.Stack}, Src: ctx()},
-	{Name: "retval", Doc: "the return value, on kretprobe, fexit and skbret", Type: types.S64, Needs: NeedRetval, Src: ctx()},
+	{Name: "retval", Doc: "the return value, on kretprobe, uretprobe, fexit and skbret", Type: types.S64, Needs: NeedRetval, Src: ctx()},
 	{Name: "duration", Doc: "nanoseconds since the function's entry, on skbret", Type: types.U64, Needs: NeedEntry, Src: ctx()},
 }
 
