@@ -339,28 +339,35 @@ const exitLabel = "exit"
 
 func compileProbe(info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec *check.SpecInfo, name string, tg SkbTarget, ksym func(string) uint64) (*Program, error) {
 	events := len(out.Events)
-	prog, err := compileProbeWith(false, info, ms, out, p, spec, name, tg, ksym)
-	if tm := (*tooManyMapsError)(nil); errors.As(err, &tm) && tm.one {
-		// Without the one map it may fit: again, from the same events.
+	prog, err := compileProbeWith(0, info, ms, out, p, spec, name, tg, ksym)
+	// At the kernel's limit of maps, the stop gate gives way, then the one
+	// map: again, from the same events.
+	for give := 1; give <= 2; give++ {
+		tm := (*tooManyMapsError)(nil)
+		if !errors.As(err, &tm) || (!tm.stop && !tm.one) {
+			break
+		}
 		out.Events = out.Events[:events]
-		prog, err = compileProbeWith(true, info, ms, out, p, spec, name, tg, ksym)
+		prog, err = compileProbeWith(give, info, ms, out, p, spec, name, tg, ksym)
 	}
 	return prog, err
 }
 
 // tooManyMapsError is a program that uses more maps than the kernel lets it;
-// one says the one map is among them.
+// one and stop say the one map and the stop gate's are among them.
 type tooManyMapsError struct {
-	n   int
-	one bool
+	n         int
+	one, stop bool
 }
 
 func (e *tooManyMapsError) Error() string {
 	return fmt.Sprintf("the probe uses %d maps, and the kernel lets one program use at most %d; split it into smaller probes", e.n, maxProgMaps)
 }
 
-func compileProbeWith(noOne bool, info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec *check.SpecInfo, name string, tg SkbTarget, ksym func(string) uint64) (*Program, error) {
-	g := &gen{noOne: noOne, info: info, maps: ms, out: out, probe: p, spec: spec, vars: map[string]int16{}, skbArg: tg.SkbArg, target: tg, mapOf: map[*lang.CallExpr]string{}, ksym: ksym}
+// compileProbeWith compiles a probe's program, giving way at the map limit
+// as give says: 0 nothing, 1 the stop gate, 2 the stop gate and the one map.
+func compileProbeWith(give int, info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec *check.SpecInfo, name string, tg SkbTarget, ksym func(string) uint64) (*Program, error) {
+	g := &gen{noOne: give >= 2, info: info, maps: ms, out: out, probe: p, spec: spec, vars: map[string]int16{}, skbArg: tg.SkbArg, target: tg, mapOf: map[*lang.CallExpr]string{}, ksym: ksym}
 	g.vs.g = g
 	g.funcAddr = oneFuncAddr(spec.Spec.Kind, spec, tg, ksym)
 	ps := &ebpf.ProgramSpec{Name: name, License: "GPL"}
@@ -425,6 +432,9 @@ func compileProbeWith(noOne bool, info *check.Info, ms *mapSet, out *Output, p *
 	}
 	// R9 keeps the context for the whole program.
 	g.emit(asm.Mov.Reg(asm.R9, asm.R1))
+	if give == 0 && gated(spec.Spec.Kind) {
+		g.stopGate()
+	}
 	if tg.Return {
 		if err := g.returnPrologue(); err != nil {
 			return nil, err
@@ -487,7 +497,7 @@ func compileProbeWith(noOne bool, info *check.Info, ms *mapSet, out *Output, p *
 	)
 	ps.Instructions = dropCtxCopy(peephole(g.insns))
 	if used := mapsUsed(ps.Instructions); len(used) > maxProgMaps {
-		return nil, &tooManyMapsError{n: len(used) - btoi(used[OneMap]), one: used[OneMap]}
+		return nil, &tooManyMapsError{n: len(used) - btoi(used[OneMap]) - btoi(used[StopMap]), one: used[OneMap], stop: used[StopMap]}
 	}
 	if err := checkJumps(ps.Instructions); err != nil {
 		return nil, err

@@ -48,6 +48,9 @@ type Session struct {
 	// progress, when set, gets a progress line while many links attach or
 	// detach.
 	progress io.Writer
+	// verbose is Options.Verbose; warn is Options.Warn, or a no-op.
+	verbose bool
+	warn    func(format string, args ...any)
 }
 
 // FuncStats is what attaching skb: probes to functions came to, or nil.
@@ -148,7 +151,10 @@ func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (*S
 		return nil, err
 	}
 	s := &Session{out: out, info: info, coll: coll, fmt: newFormatter(), json: opts.JSON, w: w, bpftrace: opts.Bpftrace,
-		exited: make(chan struct{}), stopTimers: make(chan struct{})}
+		exited: make(chan struct{}), stopTimers: make(chan struct{}), verbose: opts.Verbose, warn: opts.Warn}
+	if s.warn == nil {
+		s.warn = func(string, ...any) {}
+	}
 	s.fmt.probeNames = out.ProbeNames
 	if opts.Bpftrace {
 		s.fmt.offsetBase = 10
@@ -313,17 +319,21 @@ func explainAttach(err error, what string) error {
 	return err
 }
 
-// Close detaches every program and frees the maps.
+// Close detaches every program and frees the maps. The links may be
+// closed by a helper process after Close returns (release).
 func (s *Session) Close() {
 	s.Detach()
+	s.release()
 	if s.coll != nil {
 		s.coll.Close()
 		s.coll = nil
 	}
 }
 
-// Detach detaches the programs, then prints the records still in the ring
-// buffer. The maps stay, so they can be printed.
+// Detach ends tracing: it switches the programs off (or, where they have
+// no switch, detaches them), runs END, then prints the records still in
+// the ring buffer. The maps stay, so they can be printed; the links are
+// closed by Close.
 func (s *Session) Detach() error {
 	if s.stopTimers != nil {
 		close(s.stopTimers)
@@ -333,8 +343,10 @@ func (s *Session) Detach() error {
 			pe.Close()
 		}
 		s.profiles = nil
-		closeLinks(s.links, s.progress)
-		s.links = nil
+		if !s.switchOff() {
+			closeLinks(s.links, s.progress)
+			s.links = nil
+		}
 		if err := s.runAll(lang.ProbeEnd); err != nil {
 			return err
 		}

@@ -10,14 +10,19 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/skbtrace/skbtrace/runtime"
 )
 
 // TestMain lets the tests run this binary as a helper process: with
 // SKBTRACE_SEND set it sends datagrams (for skbtrace's -c), with
 // SKBTRACE_SERVE or SKBTRACE_STALL it plays a TCP peer that goes silent or
 // its client, with SKBTRACE_ARGS it runs the CLI (so a test can measure it
-// as a child).
+// as a child); started by a session to close its links, it does that.
 func TestMain(m *testing.M) {
+	if runtime.DetachHelper() {
+		return
+	}
 	for _, h := range []struct {
 		env string
 		run func(spec string) error
@@ -43,6 +48,10 @@ func TestMain(m *testing.M) {
 		notifySignals()
 		os.Exit(run(strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
 	}
+	// A test's links are closed before the next test starts: a teardown
+	// left to a helper would slow the next test's attaching and detaching
+	// (the kernel serializes them). TestDetachInBackground unsets it.
+	os.Setenv(runtime.DetachEnv, "wait")
 	os.Exit(m.Run())
 }
 

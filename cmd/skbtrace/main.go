@@ -48,6 +48,10 @@ type options struct {
 }
 
 func main() {
+	// Started to close a session's links after it ended: that and no more.
+	if runtime.DetachHelper() {
+		return
+	}
 	// First, so that a signal during loading and attaching is not lost.
 	notifySignals()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
