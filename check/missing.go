@@ -66,6 +66,8 @@ func (c *checker) dropMissing(probes []*lang.Probe) []*lang.Probe {
 // calls missing is what would be an error there.
 func (c *checker) specMissing(s *lang.ProbeSpec) (string, bool) {
 	switch s.Kind {
+	case lang.ProbeUprobe, lang.ProbeUretprobe:
+		return userSpecMissing(s)
 	case lang.ProbeKprobe, lang.ProbeKretprobe, lang.ProbeFentry, lang.ProbeFexit:
 		if IsFuncGlob(s.Target) {
 			if _, err := path.Match(s.Target, ""); err != nil {
