@@ -61,7 +61,8 @@ func (s *Session) readMap(mi *check.MapInfo) ([]mapEntry, error) {
 		}
 		e := mapEntry{key: s.formatKey(mi, key), value: combine(mi.Value, many)}
 		if mi.Value.Kind != types.Agg {
-			e.raw = many[0]
+			// The iterator reads every value into the same buffer.
+			e.raw = slices.Clone(many[0])
 		}
 		if codegen.IsHist(mi) {
 			e.bucket = int64(binary.LittleEndian.Uint64(key[len(key)-8:]))
