@@ -27,19 +27,20 @@ rows=$(awk '
 	/^=== RUN / {kv = $4; gsub(/[][]/, "", kv); att = ""; skip = 0; secs = ""}
 	/stderr\| skbtrace: [0-9]+ functions skipped/ {skip = $3}
 	/stderr\| skbtrace: [0-9]+ functions attached with/ {att = $3; be = $7; secs = $9}
-	/^TIMES / {split($5, s, "="); stop = s[2]}
+	/^TIMES / {split($5, s, "="); stop = s[2]; split($6, s, "="); td = s[2]}
 	/^--- (PASS|FAIL) / {
-		if (att != "") printf "| %s | %s | %s | %s | %s | %ss |%s\n", kv, be, att, skip, secs, stop, ($2 == "FAIL" ? " (case failed)" : "")
+		if (att != "") printf "| %s | %s | %s | %s | %s | %ss | %ss |%s\n", kv, be, att, skip, secs, stop, td, ($2 == "FAIL" ? " (case failed)" : "")
 	}' "$out/run.txt" | sort)
 {
 	echo "## Attach and detach of every skb function, per backend, in a VM (bench/vm.sh)"
 	echo
 	echo "skb:* on stock Debian kernels in QEMU ($accel, 1 vCPU, on a shared 2-CPU host),"
 	echo "skbtrace $(git describe --always --dirty), $(date -u +%Y-%m-%d). One run each. Attach: skbtrace's"
-	echo "\`-v\` figure; detach: SIGINT to exit. Rerun: \`bash bench/vm.sh\` (root; about 20 minutes)."
+	echo "\`-v\` figure; Ctrl-C to prompt: SIGINT to skbtrace's exit (maps printed); teardown: how long"
+	echo "its detach helper went on closing the links after that. Rerun: \`bash bench/vm.sh\` (root; about 20 minutes)."
 	echo
-	echo "| kernel | backend | attached | skipped | attach | detach |"
-	echo "|---|---|---|---|---|---|"
+	echo "| kernel | backend | attached | skipped | attach | Ctrl-C to prompt | teardown after |"
+	echo "|---|---|---|---|---|---|---|"
 	echo "$rows"
 } >"$out/section.md"
 # Replace the section in bench/vm.md (the VM figures and notes, which

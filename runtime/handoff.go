@@ -99,7 +99,9 @@ func handOff(links []link.Link, verbose bool) (int, error) {
 	}
 	cmd := exec.Command("/proc/self/exe")
 	cmd.Env = append(os.Environ(), detachEnv+"="+strconv.Itoa(len(files)))
-	if verbose {
+	// Its figures go to a terminal only: a pipe's reader would wait for
+	// them, as for skbtrace itself.
+	if verbose && isTerminal(os.Stderr) {
 		cmd.Env = append(cmd.Env, detachVerboseEnv+"=1")
 		cmd.Stderr = os.Stderr
 	}
@@ -151,4 +153,10 @@ func linkFDs(links []link.Link) ([]int, error) {
 		}
 	}
 	return fds, nil
+}
+
+// isTerminal reports whether f is a terminal.
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }

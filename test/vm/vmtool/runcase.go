@@ -19,6 +19,7 @@ type run struct {
 	Exit           int           // -1: killed at the case's timeout
 	Tracing        time.Duration // start to the "tracing" line; 0: never said
 	Stop           time.Duration // signal (or end of traffic) to exit
+	Teardown       time.Duration // exit to the end of skbtrace's detach helper; 0: none ran
 	Total          time.Duration
 	Problems       []string // traffic failures, timeouts, leaks
 	Notes          []string // the traffic's own output
@@ -114,7 +115,7 @@ func (c *testCase) execute() *run {
 	// skbtrace hands slow teardowns (fentry and kprobe links) to a helper
 	// process and returns: the leak check is for once the helper is done.
 	if d := waitDetachHelpers(15 * time.Minute); d >= 100*time.Millisecond {
-		r.Notes = append(r.Notes, fmt.Sprintf("detach helper ran %v after skbtrace's exit", d.Round(100*time.Millisecond)))
+		r.Teardown = d
 	}
 	if after, ok := waitKernelState(before, 60*time.Second); !ok {
 		r.Problems = append(r.Problems, fmt.Sprintf("left in the kernel after exit: %v (before: %v)", after, before))
@@ -295,8 +296,8 @@ func (c *testCase) report(w io.Writer, env *kernelEnv, r *run) bool {
 	for _, s := range results {
 		fmt.Fprintln(w, s)
 	}
-	fmt.Fprintf(w, "TIMES case=%s kernel=%s tracing=%.2f stop=%.2f total=%.2f\n",
-		c.Name, env.Label, r.Tracing.Seconds(), r.Stop.Seconds(), r.Total.Seconds())
+	fmt.Fprintf(w, "TIMES case=%s kernel=%s tracing=%.2f stop=%.2f teardown=%.2f total=%.2f\n",
+		c.Name, env.Label, r.Tracing.Seconds(), r.Stop.Seconds(), r.Teardown.Seconds(), r.Total.Seconds())
 	return ok
 }
 
