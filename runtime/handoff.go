@@ -39,8 +39,9 @@ const (
 // runs one skbtrace after another may want.
 const DetachEnv = "SKBTRACE_DETACH"
 
-// DetachHelperName is the helper's process name (its comm), by which a
-// test or a script can wait for the teardown to end.
+// DetachHelperName is the helper's process name (its argv[0], and its
+// comm once it runs), by which a test or a script can wait for the
+// teardown to end.
 const DetachHelperName = "skbtrace-detach"
 
 // DetachHelper is the helper's main: where this process was started as one,
@@ -98,6 +99,8 @@ func handOff(links []link.Link, verbose bool) (int, error) {
 		files = append(files, os.NewFile(uintptr(dup), "link"))
 	}
 	cmd := exec.Command("/proc/self/exe")
+	// Its name from its first instruction on: argv[0], as ps shows it.
+	cmd.Args = []string{DetachHelperName}
 	cmd.Env = append(os.Environ(), detachEnv+"="+strconv.Itoa(len(files)))
 	// Its figures go to a terminal only: a pipe's reader would wait for
 	// them, as for skbtrace itself.

@@ -37,8 +37,8 @@ func TestDetachInBackground(t *testing.T) {
 	// The helper is this test binary (TestMain), named for ps.
 	pid := m[2]
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		comm, err := os.ReadFile("/proc/" + pid + "/comm")
-		if err != nil || strings.TrimSpace(string(comm)) != runtime.DetachHelperName {
+		b, err := os.ReadFile("/proc/" + pid + "/cmdline")
+		if argv0, _, _ := strings.Cut(string(b), "\x00"); err != nil || argv0 != runtime.DetachHelperName {
 			break // gone (or its pid reused by another process)
 		}
 		if time.Now().After(deadline) {

@@ -360,12 +360,13 @@ func waitDetachHelpers(limit time.Duration) time.Duration {
 	return time.Since(start)
 }
 
-// detachHelpers counts the processes named detachHelperName.
+// detachHelpers counts the processes whose argv[0] is detachHelperName.
 func detachHelpers() int {
 	n := 0
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
-		if b, err := os.ReadFile("/proc/" + e.Name() + "/comm"); err == nil && strings.TrimSpace(string(b)) == detachHelperName {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if argv0, _, _ := strings.Cut(string(b), "\x00"); err == nil && argv0 == detachHelperName {
 			n++
 		}
 	}
