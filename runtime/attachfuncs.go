@@ -120,11 +120,16 @@ type progress struct {
 	w           io.Writer
 	done, total int
 	verb        string
+	// start is when the first step was counted.
+	start time.Time
 }
 
 const progressMin, progressStep = 300, 50
 
 func (p *progress) add(n int) {
+	if p.start.IsZero() {
+		p.start = time.Now()
+	}
 	before := p.done
 	p.done += n
 	if p.w != nil && p.total >= progressMin && (p.done/progressStep != before/progressStep || p.done == p.total) {
@@ -132,8 +137,17 @@ func (p *progress) add(n int) {
 		if verb == "" {
 			verb = "attaching"
 		}
-		fmt.Fprintf(p.w, "\rskbtrace: %s %d/%d", verb, p.done, p.total)
+		fmt.Fprintf(p.w, "\rskbtrace: %s %d/%d%s\033[K", verb, p.done, p.total, p.estimate())
 	}
+}
+
+// estimate is ", about N s left" at the pace so far, once there is one.
+func (p *progress) estimate() string {
+	if p.done < progressStep || p.done >= p.total {
+		return ""
+	}
+	left := time.Since(p.start) * time.Duration(p.total-p.done) / time.Duration(p.done)
+	return fmt.Sprintf(", about %v left", left.Round(time.Second))
 }
 
 func (p *progress) end() {
