@@ -149,10 +149,13 @@ func (c *checker) print(e *lang.CallExpr) {
 		c.info.Types[m] = types.Type{Kind: types.MapRef}
 		return
 	}
+	if c.printTop(e) {
+		return
+	}
 	for _, a := range e.Args {
 		if m, ok := a.(*lang.MapExpr); ok && len(m.Keys) == 0 {
 			if mi := c.info.Maps[m.Name]; mi != nil && mi.Value.Kind == types.Agg {
-				c.errorf(a, "print a whole map on its own: print(@"+m.Name+")", "a map is printed alone")
+				c.errorf(a, "print a whole map on its own: print(@"+m.Name+"), or its top entries: print(@"+m.Name+", 10)", "a map is printed alone")
 				continue
 			}
 		}

@@ -79,6 +79,9 @@ type Event struct {
 	End bool
 	// Return is set on the records of skbret: probes: a function's return.
 	Return bool
+	// Top and Div are an EventPrintMap's print(@m, top, div): only the top
+	// entries (0: all), each value divided by Div (0: as it is).
+	Top, Div uint64
 }
 
 // EventArg is one value in a record.
@@ -144,10 +147,18 @@ func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
 	if c.Name == "printf" {
 		ev.Kind, ev.Size, ev.Verbs = EventPrintf, 8, g.info.Formats[c]
 		args = args[1:]
-	} else if len(args) == 1 {
-		if m, ok := args[0].(*lang.MapExpr); ok && len(m.Keys) == 0 {
-			return g.control(&Event{Kind: EventPrintMap, Map: m.Name})
+	} else if m, ok := args[0].(*lang.MapExpr); ok && len(m.Keys) == 0 && (len(args) == 1 || g.info.Types[m].Kind == types.MapRef) {
+		// print(@m), print(@m, top), print(@m, top, div)
+		ev := &Event{Kind: EventPrintMap, Map: m.Name}
+		if len(args) > 1 {
+			top, _ := g.info.ConstInt(args[1])
+			ev.Top = uint64(top)
 		}
+		if len(args) > 2 {
+			div, _ := g.info.ConstInt(args[2])
+			ev.Div = uint64(div)
+		}
+		return g.control(ev)
 	}
 	for _, a := range args {
 		t := g.info.Types[a]

@@ -24,15 +24,16 @@ func (s *Session) printMapsBpftrace(w io.Writer) error {
 		return err
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.info.Maps)) {
-		if err := s.printMapBpftrace(w, name); err != nil {
+		if err := s.printMapBpftrace(w, name, mapView{}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// printMapBpftrace prints one map as bpftrace's print(@m) does.
-func (s *Session) printMapBpftrace(w io.Writer, name string) error {
+// printMapBpftrace prints one map as bpftrace's print(@m) does; view
+// is print(@m, top, div)'s.
+func (s *Session) printMapBpftrace(w io.Writer, name string, view mapView) error {
 	mi := s.info.Maps[name]
 	if m, _ := s.scriptMap(name); m == nil || mi == nil {
 		return nil
@@ -42,7 +43,7 @@ func (s *Session) printMapBpftrace(w io.Writer, name string) error {
 		return err
 	}
 	if codegen.IsHist(mi) {
-		return s.printHistsBpftrace(w, name, entries)
+		return s.printHistsBpftrace(w, name, entries, view)
 	}
 	entries = slices.DeleteFunc(entries, func(e mapEntry) bool {
 		return (mi.Value.Agg == types.AggMin || mi.Value.Agg == types.AggMax) && !e.value.seen
@@ -52,7 +53,7 @@ func (s *Session) printMapBpftrace(w io.Writer, name string) error {
 		return err
 	}
 	sortEntries(s, mi, entries)
-	for _, e := range entries {
+	for _, e := range view.entries(mi, entries) {
 		if _, err := fmt.Fprintf(w, "@%s%s: %s\n", name, e.key, s.formatEntry(mi, e)); err != nil {
 			return err
 		}
@@ -63,7 +64,7 @@ func (s *Session) printMapBpftrace(w io.Writer, name string) error {
 	return err
 }
 
-func (s *Session) printHistsBpftrace(w io.Writer, name string, entries []mapEntry) error {
+func (s *Session) printHistsBpftrace(w io.Writer, name string, entries []mapEntry, view mapView) error {
 	hists := map[string]histBuckets{}
 	for _, e := range entries {
 		if hists[e.key] == nil {
@@ -79,7 +80,8 @@ func (s *Session) printHistsBpftrace(w io.Writer, name string, entries []mapEntr
 	if b, ok := s.out.Lhist[name]; ok {
 		lhist = &b
 	}
-	for _, k := range slices.Sorted(maps.Keys(hists)) {
+	keys, hists := view.hists(hists)
+	for _, k := range keys {
 		fmt.Fprintf(w, "@%s%s: \n", name, k)
 		printHist(w, hists[k], lhist)
 		if _, err := fmt.Fprintln(w); err != nil {

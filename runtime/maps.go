@@ -83,7 +83,7 @@ func (s *Session) PrintMaps(w io.Writer) error {
 	}
 	first := true
 	for _, name := range s.info.MapOrder {
-		printed, err := s.printMap(w, name, first)
+		printed, err := s.printMap(w, name, first, mapView{})
 		if err != nil {
 			return err
 		}
@@ -93,8 +93,8 @@ func (s *Session) PrintMaps(w io.Writer) error {
 }
 
 // printMap prints one map, after a blank line unless it is the first output;
-// it reports whether it printed anything.
-func (s *Session) printMap(w io.Writer, name string, first bool) (bool, error) {
+// it reports whether it printed anything. view is print(@m, top, div)'s.
+func (s *Session) printMap(w io.Writer, name string, first bool, view mapView) (bool, error) {
 	mi := s.info.Maps[name]
 	if mi == nil {
 		return false, nil
@@ -104,12 +104,13 @@ func (s *Session) printMap(w io.Writer, name string, first bool) (bool, error) {
 		return false, err
 	}
 	if codegen.IsHist(mi) {
-		return true, s.printHists(w, name, mi, entries, first)
+		return true, s.printHists(w, name, mi, entries, first, view)
 	}
 	entries = slices.DeleteFunc(entries, func(e mapEntry) bool {
 		return (mi.Value.Agg == types.AggMin || mi.Value.Agg == types.AggMax) && !e.value.seen
 	})
 	sortEntries(s, mi, entries)
+	entries = view.entries(mi, entries)
 	if s.json {
 		var data any = s.jsonValue(mi, entries[0])
 		if len(mi.Keys) > 0 {
@@ -152,7 +153,7 @@ func (s *Session) jsonValue(mi *check.MapInfo, e mapEntry) any {
 }
 
 // printHists prints a histogram map: one histogram for each key.
-func (s *Session) printHists(w io.Writer, name string, mi *check.MapInfo, entries []mapEntry, first bool) error {
+func (s *Session) printHists(w io.Writer, name string, mi *check.MapInfo, entries []mapEntry, first bool, view mapView) error {
 	hists := map[string]histBuckets{}
 	for _, e := range entries {
 		if hists[e.key] == nil {
@@ -164,7 +165,7 @@ func (s *Session) printHists(w io.Writer, name string, mi *check.MapInfo, entrie
 	if b, ok := s.out.Lhist[name]; ok {
 		lhist = &b
 	}
-	keys := slices.Sorted(maps.Keys(hists))
+	keys, hists := view.hists(hists)
 	if s.json {
 		data := map[string]any{}
 		for _, k := range keys {

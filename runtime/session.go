@@ -65,10 +65,11 @@ func (s *Session) control(ev *codegen.Event) error {
 	case codegen.EventExit:
 		s.exitOnce.Do(func() { close(s.exited) })
 	case codegen.EventPrintMap:
+		view := mapView{top: ev.Top, div: ev.Div}
 		if s.bpftrace && !s.json {
-			return s.printMapBpftrace(s.w, ev.Map)
+			return s.printMapBpftrace(s.w, ev.Map, view)
 		}
-		_, err := s.printMap(s.w, ev.Map, true)
+		_, err := s.printMap(s.w, ev.Map, true, view)
 		return err
 	case codegen.EventClearMap, codegen.EventZeroMap:
 		return s.clearMap(ev.Map, ev.Kind == codegen.EventZeroMap)
