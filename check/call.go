@@ -180,7 +180,7 @@ func (c *checker) printf(e *lang.CallExpr) {
 	c.expr(lit)
 	verbs, err := stdlib.ParseFormat(lit.Value)
 	if err != nil {
-		c.errorf(lit, "conversions are %d %u %x %X %o %s %p %c and %%", "printf: %v", err)
+		c.errorf(lit, "conversions are %d %u %x %X %o %s %p %c, %r %rx %rh (a buffer) and %%", "printf: %v", err)
 		return
 	}
 	c.info.Formats[e] = verbs
@@ -207,6 +207,10 @@ func (c *checker) printf(e *lang.CallExpr) {
 		case 'p':
 			if !t.IsScalar() {
 				c.errorf(a, "", "%%p needs a pointer or integer, got %s", t)
+			}
+		case 'r':
+			if t.Kind != types.String || t.Fmt != types.FmtBuf {
+				c.errorf(a, "read the bytes with buf(): buf(pointer, length)", "%%r prints a buffer, got %s", t)
 			}
 		default:
 			if !t.IsScalar() {

@@ -15,6 +15,7 @@ import (
 type verbFmt struct {
 	text  string
 	conv  byte
+	raw   byte // %r's variant: 0, 'x' or 'h'
 	flags string
 	width int
 	left  bool
@@ -26,7 +27,7 @@ type verbFmt struct {
 func parseVerbs(vs []stdlib.Verb) []verbFmt {
 	out := make([]verbFmt, len(vs))
 	for i, v := range vs {
-		f := verbFmt{text: v.Text, conv: v.Conv, flags: v.Flags}
+		f := verbFmt{text: v.Text, conv: v.Conv, raw: v.Raw, flags: v.Flags}
 		s := v.Flags
 		for len(s) > 0 && (s[0] == '-' || s[0] == '0') {
 			if s[0] == '-' {
@@ -44,7 +45,7 @@ func parseVerbs(vs []stdlib.Verb) []verbFmt {
 			f.width = f.width*10 + int(c-'0')
 		}
 		// fmt zero-pads strings and characters too; keep those to fmt.
-		if f.zero && (v.Conv == 's' || v.Conv == 'p' || v.Conv == 'c') {
+		if f.zero && (v.Conv == 's' || v.Conv == 'p' || v.Conv == 'c' || v.Conv == 'r') {
 			f.slow = true
 		}
 		out[i] = f

@@ -215,6 +215,10 @@ func (p *printer) printf(dst []byte, ev *codegen.Event, b []byte) []byte {
 			start := len(dst)
 			dst = p.fmt.appendValue(dst, a.Type, raw)
 			dst = v.pad(dst, start)
+		case 'r':
+			start := len(dst)
+			dst = appendRaw(dst, raw, v.raw)
+			dst = v.pad(dst, start)
 		case 'p':
 			start := len(dst)
 			dst = strconv.AppendUint(append(dst, "0x"...), binary.LittleEndian.Uint64(raw), 16)

@@ -234,16 +234,27 @@ func (f *formatter) appendInt(dst []byte, v uint64, t types.Type) []byte {
 // appendBuf appends buf()'s bytes (a length byte, then the bytes) as
 // bpftrace prints a buffer: printable ASCII as it is, every other byte as
 // \x01.
-func appendBuf(dst, raw []byte) []byte {
+func appendBuf(dst, raw []byte) []byte { return appendRaw(dst, raw, 0) }
+
+// appendRaw appends buf()'s bytes as bpftrace's %r prints them (mode 0,
+// appendBuf's), %rx (mode 'x': every byte \x41) or %rh (mode 'h': every
+// byte in hex, a space between them: 41 0a).
+func appendRaw(dst, raw []byte, mode byte) []byte {
 	if len(raw) == 0 {
 		return dst
 	}
 	n := min(int(raw[0]), len(raw)-1)
 	const digits = "0123456789abcdef"
-	for _, b := range raw[1 : 1+n] {
-		if b >= 0x20 && b < 0x7f {
+	for i, b := range raw[1 : 1+n] {
+		switch {
+		case mode == 'h':
+			if i > 0 {
+				dst = append(dst, ' ')
+			}
+			dst = append(dst, digits[b>>4], digits[b&0xf])
+		case mode == 0 && b >= 0x20 && b < 0x7f:
 			dst = append(dst, b)
-		} else {
+		default:
 			dst = append(dst, '\\', 'x', digits[b>>4], digits[b&0xf])
 		}
 	}

@@ -9,10 +9,14 @@ import (
 type Verb struct {
 	// Text is the literal text before the conversion (with %% decoded).
 	Text string
-	// Conv is the conversion letter (d, u, x, X, s, p, c, o), 0 for trailing text.
+	// Conv is the conversion letter (d, u, x, X, s, p, c, o, r), 0 for trailing text.
 	Conv byte
 	// Flags is the flags and width between % and the letter, e.g. "-16".
 	Flags string
+	// Raw is, for bpftrace's %r (a buffer from buf()), its variant: 0 for
+	// %r (printable bytes as they are, others \x00), 'x' for %rx (every
+	// byte \x00), 'h' for %rh (every byte in hex, spaced: 0a fe).
+	Raw byte
 }
 
 // ParseFormat splits a printf format into verbs. It accepts C's flags, width
@@ -42,13 +46,18 @@ func ParseFormat(f string) ([]Verb, error) {
 			return nil, fmt.Errorf("format ends in the middle of a conversion")
 		}
 		c := f[i]
-		if strings.IndexByte("diuxXspco", c) < 0 {
+		if strings.IndexByte("diuxXspcor", c) < 0 {
 			return nil, fmt.Errorf("unknown conversion %%%c", c)
 		}
 		if c == 'i' {
 			c = 'd'
 		}
-		out = append(out, Verb{Text: text.String(), Conv: c, Flags: flags})
+		var raw byte
+		if c == 'r' && i+1 < len(f) && (f[i+1] == 'x' || f[i+1] == 'h') {
+			i++
+			raw = f[i]
+		}
+		out = append(out, Verb{Text: text.String(), Conv: c, Flags: flags, Raw: raw})
 		text.Reset()
 	}
 	if text.Len() > 0 {

@@ -32,6 +32,25 @@ func TestParseFormat(t *testing.T) {
 	}
 }
 
+// bpftrace's %r prints a buffer; %rx and %rh are its variants, the x or
+// h part of the conversion, not text after it.
+func TestParseFormatRaw(t *testing.T) {
+	got, err := ParseFormat("%r|%-8rx|%rh %rr\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Verb{
+		{Conv: 'r'},
+		{Text: "|", Conv: 'r', Flags: "-8", Raw: 'x'},
+		{Text: "|", Conv: 'r', Raw: 'h'},
+		{Text: " ", Conv: 'r'},
+		{Text: "r\n"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+}
+
 // A name may be both a value and a function (kstack and kstack(), the
 // time value and time("%H:%M")): a call and a name never look alike. Within
 // each table it is unique.
