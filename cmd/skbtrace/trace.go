@@ -254,11 +254,7 @@ func skbBackend(o options, script *lang.Script, whole func() (*btf.Spec, error),
 		return tracepointFallback(o, script, globs, reasons, spec, stderr)
 	}
 	if o.backend == "auto" || o.backend == "" {
-		why := "the fastest backend"
-		if len(reasons) > 0 {
-			why = "the first that works here; " + strings.Join(reasons, "; ")
-		}
-		fmt.Fprintf(stderr, "skbtrace: skb: probes attach with %s (%s)\n", backend, why)
+		fmt.Fprintf(stderr, "skbtrace: skb: probes attach with %s (%s)\n", backend, runtime.AutoWhy(backend, reasons))
 	}
 	if o.btfFile == "" && kernel.ModuleBTFMissing() {
 		fmt.Fprintln(stderr, "skbtrace: this kernel has no BTF for its modules (Linux 5.11 added it): skb: probes cover vmlinux's functions; kprobe:FN still traces a module's function")

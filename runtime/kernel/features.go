@@ -2,11 +2,15 @@ package kernel
 
 import (
 	"os"
+	"runtime"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/features"
 )
+
+// Arch is the architecture (a GOARCH) skbtrace and so the kernel run on.
+const Arch = runtime.GOARCH
 
 // HaveFuncIPHelper reports whether this kernel's kprobe and tracing programs
 // may call bpf_get_func_ip (Linux 5.15 and later). Where they may not, the
