@@ -5,7 +5,6 @@ package check
 // names it, at its position, instead of "unknown name".
 var unsupportedBuiltins = map[string]string{
 	"ustack":      "user-space stacks are not supported: kstack is the kernel's; in a uprobe, func and probe say where it fired",
-	"usym":        "user-space symbols are not supported: in a uprobe, func names the function; print an address with %x, or a kernel one with ksym",
 	"uaddr":       "user-space symbols are not supported: print the address with %x",
 	"uptr":        "a uprobe reads its pointers from the traced process's memory already, and other probes the kernel's: drop uptr()",
 	"kptr":        "every pointer is a kernel pointer here; drop kptr()",

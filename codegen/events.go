@@ -320,6 +320,9 @@ func (g *gen) stringInto(e lang.Expr, at int16, size int) error {
 		if e.Name == "buf" {
 			return g.bufInto(e, at)
 		}
+		if e.Name == "usym" {
+			return g.usymInto(e, at, size)
+		}
 		if e.Name != "str" {
 			break
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/stdlib"
 )
 
 // uprobe: and uretprobe: programs are kprobe programs on a user-space
@@ -68,4 +69,24 @@ func compileUserGlob(s *lang.Script, info *check.Info, ms *mapSet, out *Output, 
 		progs = append(progs, prog)
 	}
 	return progs, nil
+}
+
+// usymInto writes usym(address) at the slot at: the address, then the
+// current process's id (the kernel's tgid), which the runtime finds the
+// address's binary by when it prints the value.
+func (g *gen) usymInto(c *lang.CallExpr, at int16, size int) error {
+	if size < stdlib.UsymSize {
+		return unsupported(c, "usym() in a smaller slot")
+	}
+	if err := g.expr(c.Args[0]); err != nil {
+		return err
+	}
+	g.vs.pop(asm.R0)
+	g.emit(
+		asm.StoreMem(asm.RFP, at, asm.R0, asm.DWord),
+		asm.FnGetCurrentPidTgid.Call(),
+		asm.RSh.Imm(asm.R0, 32),
+		asm.StoreMem(asm.RFP, at+8, asm.R0, asm.DWord),
+	)
+	return nil
 }

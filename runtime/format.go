@@ -51,6 +51,9 @@ func (f *formatter) appendValue(dst []byte, t types.Type, raw []byte) []byte {
 		if t.Fmt == types.FmtBuf {
 			return appendBuf(dst, raw)
 		}
+		if t.Fmt == types.FmtUsym {
+			return appendUsym(dst, raw)
+		}
 		if i := bytes.IndexByte(raw, 0); i >= 0 {
 			raw = raw[:i]
 		}

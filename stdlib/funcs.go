@@ -142,6 +142,14 @@ var Funcs = []*Func{
 		}
 		return types.Type{Kind: types.Int, Size: 8, Fmt: types.FmtKsym}
 	}},
+	{Name: "usym", Sig: "usym(address)", Doc: "the user-space function at an address of the current process, found when it is printed (from the process's mappings and its binary's symbols; the address in hex where none is)", Infer: func(c Call) types.Type {
+		if arity(c, "usym(address)", 1, 1) {
+			if t := c.Arg(0); !t.IsScalar() && t.Kind != types.Invalid {
+				c.Errorf(0, "", "usym needs an address, got %s", t)
+			}
+		}
+		return types.Type{Kind: types.String, Size: UsymSize, Fmt: types.FmtUsym}
+	}},
 	{Name: "kaddr", Sig: `kaddr("symbol")`, Doc: "the address of a kernel symbol, resolved from /proc/kallsyms when the script is compiled", Infer: func(c Call) types.Type {
 		if arity(c, `kaddr("symbol")`, 1, 1) {
 			if _, ok := c.ConstStr(0); !ok && c.Arg(0).Kind != types.Invalid {
@@ -333,6 +341,10 @@ func swap(name string, t types.Type) *Func {
 		return t
 	}}
 }
+
+// UsymSize is the size of a usym() value: the address, then the process's
+// id, 8 bytes each.
+const UsymSize = 16
 
 var funcIndex = byName(slices.Concat(Funcs, pcapFuncs), func(f *Func) string { return f.Name })
 

@@ -132,3 +132,14 @@ func (b *Binary) Names() []string {
 	}
 	return names
 }
+
+// AtOffset finds the function whose code holds a file offset (where a
+// process's mapping of the file puts an address).
+func (b *Binary) AtOffset(off uint64) (Func, bool) {
+	for _, fn := range b.sorted {
+		if fn.Offset <= off && off < fn.Offset+max(fn.Size, 1) && !fn.IFunc {
+			return fn, true
+		}
+	}
+	return Func{}, false
+}

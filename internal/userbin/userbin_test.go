@@ -3,6 +3,9 @@ package userbin
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
@@ -161,4 +164,70 @@ func TestLibcSymbols(t *testing.T) {
 	if len(fns) != 1 || fns[0].Name != "pthread_create" {
 		t.Errorf("pthread_create* matches %+v", fns)
 	}
+}
+
+// TestSymbolize names a function of a running bash by the address its
+// mapping of /bin/bash gives it.
+func TestSymbolize(t *testing.T) {
+	b, err := Open("/bin/bash")
+	if err != nil {
+		t.Skipf("no bash to read: %v", err)
+	}
+	fn, _ := b.Lookup("legal_number")
+	cmd := exec.Command("/bin/bash", "-c", "read x")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); cmd.Wait() }()
+	pid := uint32(cmd.Process.Pid)
+	// Where the process mapped the page of the file that holds the
+	// function: the address the function runs at. Start returns once the
+	// process has run execve, which mapped the binary.
+	addr := mappedAddr(t, pid, fn.Offset)
+	if addr == 0 {
+		t.Fatal("bash's code is not mapped")
+	}
+	for _, a := range []uint64{addr, addr + fn.Size - 1} {
+		if name, ok := Symbolize(pid, a); !ok || name != "legal_number" {
+			t.Errorf("%#x is %q, %v", a, name, ok)
+		}
+	}
+	if name, ok := Symbolize(pid, 8); ok {
+		t.Errorf("address 8 is %q", name)
+	}
+	// After the process has ended, as a map printed at exit asks.
+	stdin.Close()
+	cmd.Wait()
+	if name, ok := Symbolize(pid, addr); !ok || name != "legal_number" {
+		t.Errorf("after the end, %#x is %q, %v", addr, name, ok)
+	}
+	if name, ok := Symbolize(pid, addr+1); ok {
+		t.Errorf("after the end, an address not seen before is %q", name)
+	}
+}
+
+// mappedAddr is the address a process's mapping of /bin/bash (or
+// /usr/bin/bash) gives a file offset, 0 where none covers it.
+func mappedAddr(t *testing.T, pid uint32, off uint64) uint64 {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		var start, end, foff uint64
+		var perms, dev, path string
+		var inode int
+		if n, _ := fmt.Sscanf(l, "%x-%x %s %x %s %d %s", &start, &end, &perms, &foff, &dev, &inode, &path); n < 7 || !strings.HasSuffix(path, "bin/bash") {
+			continue
+		}
+		if foff <= off && off < foff+end-start {
+			return start + off - foff
+		}
+	}
+	return 0
 }

@@ -57,6 +57,7 @@ const (
 	FmtStrftime      // nanoseconds since boot printed by a strftime format (Layout): strftime("%H:%M:%S", nsecs)
 	FmtBuf           // a String holding buf()'s bytes: a length byte, then the bytes, printed as bpftrace prints a buffer (\x01 escapes)
 	FmtProbe         // the probe's name (bpftrace's probe): an index into the script's names, or a function's address (stdlib.ProbeFunc)
+	FmtUsym          // a String of 16 bytes: a user-space address and its process's id (usym), printed as the function that holds the address
 )
 
 // AggKind is the aggregation a map holds.
