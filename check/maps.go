@@ -64,7 +64,7 @@ func readType(v types.Type) types.Type {
 		return v
 	}
 	switch v.Agg {
-	case types.AggCount, types.AggSum, types.AggMin, types.AggMax:
+	case types.AggCount, types.AggSum, types.AggMin, types.AggMax, types.AggAvg:
 		return types.S64
 	}
 	return types.Bad

@@ -10,6 +10,7 @@ import (
 
 	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/lang/types"
 	"github.com/skbtrace/skbtrace/stdlib"
 )
 
@@ -314,6 +315,19 @@ type gen struct {
 	// funcAddr is the address of the one function the program traces, 0
 	// where it traces many or the address is unknown.
 	funcAddr uint64
+	// funcs are the functions loop bodies compile to (loop.go), placed
+	// after the program's exit; a program and its callbacks share them.
+	// calleeDepth is the stack those this function calls need; loop is
+	// the innermost loop, where break and continue go; loopVars the types
+	// of the loops' variables in scope; head, in a callback, where the
+	// skb and function of print()'s head are; varsAt where variables'
+	// zeroing goes (after a callback's entry).
+	funcs       *[]asm.Instructions
+	calleeDepth int
+	loop        *loopLabels
+	loopVars    map[string]types.Type
+	head        *headSlots
+	varsAt      int
 }
 
 // hasSkb reports whether the program knows an skb: an skb: or skbret:
@@ -367,7 +381,8 @@ func (e *tooManyMapsError) Error() string {
 // compileProbeWith compiles a probe's program, giving way at the map limit
 // as give says: 0 nothing, 1 the stop gate, 2 the stop gate and the one map.
 func compileProbeWith(give int, info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec *check.SpecInfo, name string, tg SkbTarget, ksym func(string) uint64) (*Program, error) {
-	g := &gen{noOne: give >= 2, info: info, maps: ms, out: out, probe: p, spec: spec, vars: map[string]int16{}, skbArg: tg.SkbArg, target: tg, mapOf: map[*lang.CallExpr]string{}, ksym: ksym}
+	g := &gen{noOne: give >= 2, info: info, maps: ms, out: out, probe: p, spec: spec, vars: map[string]int16{}, skbArg: tg.SkbArg, target: tg, mapOf: map[*lang.CallExpr]string{}, ksym: ksym,
+		funcs: &[]asm.Instructions{}, loopVars: map[string]types.Type{}}
 	g.vs.g = g
 	g.funcAddr = oneFuncAddr(spec.Spec.Kind, spec, tg, ksym)
 	ps := &ebpf.ProgramSpec{Name: name, License: "GPL"}
@@ -495,7 +510,13 @@ func compileProbeWith(give int, info *check.Info, ms *mapSet, out *Output, p *la
 		asm.Mov.Imm(asm.R0, 0).WithSymbol(exitLabel),
 		asm.Return(),
 	)
-	ps.Instructions = dropCtxCopy(peephole(g.insns))
+	ps.Instructions = dropCtxCopy(dropUnreachable(peephole(g.insns)))
+	if len(*g.funcs) > 0 {
+		ps.Instructions[0] = withFuncInfo(ps.Instructions[0], name, "ctx")
+	}
+	for _, fn := range *g.funcs {
+		ps.Instructions = append(ps.Instructions, fn...)
+	}
 	if used := mapsUsed(ps.Instructions); len(used) > maxProgMaps {
 		return nil, &tooManyMapsError{n: len(used) - btoi(used[OneMap]) - btoi(used[StopMap]), one: used[OneMap], stop: used[StopMap]}
 	}

@@ -162,7 +162,7 @@ func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
 	}
 	for _, a := range args {
 		t := g.info.Types[a]
-		if !inReg(t) && t.Kind != types.String && t.Kind != types.Addr && t.Kind != types.Endpoint && t.Kind != types.Packet {
+		if !inReg(t) && t.Kind != types.String && t.Kind != types.Addr && t.Kind != types.Endpoint && t.Kind != types.Packet && t.Kind != types.Tuple {
 			return unsupported(a, "printing a "+t.String())
 		}
 		size := SlotSize(t)
@@ -197,6 +197,12 @@ func (g *gen) printHead(ev *Event, rec int16) error {
 	g.emit(storeImm64(rec, int32(ev.ID)))
 	g.emit(asm.FnKtimeGetNs.Call(), asm.StoreMem(asm.RFP, rec+PrintTime, asm.R0, asm.DWord))
 	g.emit(asm.FnGetSmpProcessorId.Call(), asm.StoreMem(asm.RFP, rec+PrintCPU, asm.R0, asm.DWord))
+	if g.head != nil {
+		// A loop's body, called by the kernel: the probe's, copied in.
+		g.emit(asm.LoadMem(asm.R0, asm.RFP, g.head.skb, asm.DWord), asm.StoreMem(asm.RFP, rec+PrintSkb, asm.R0, asm.DWord))
+		g.emit(asm.LoadMem(asm.R0, asm.RFP, g.head.fn, asm.DWord), asm.StoreMem(asm.RFP, rec+PrintFunc, asm.R0, asm.DWord))
+		return nil
+	}
 	g.emit(asm.Mov.Imm(asm.R0, 0))
 	if g.hasSkb() {
 		if err := g.skbPtr(); err != nil {

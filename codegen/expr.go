@@ -530,6 +530,9 @@ func sizeOf(n int) asm.Size {
 
 // member evaluates x->name or x.name.
 func (g *gen) member(e *lang.FieldExpr) error {
+	if _, ok := g.info.TupleElems[e]; ok {
+		return g.tupleElem(e)
+	}
 	m, ok := g.info.Members[e]
 	if !ok {
 		return unsupported(e, "this member")

@@ -129,7 +129,7 @@ func (g *gen) assignMap(s *lang.AssignStmt, m *lang.MapExpr) error {
 		if err != nil {
 			return err
 		}
-		if err := g.into(s.Value, val, int(spec.ValueSize)); err != nil {
+		if err := g.intoType(s.Value, val, mi.Value); err != nil {
 			return err
 		}
 		key, err := g.buildKey(m)
@@ -319,8 +319,12 @@ func (g *gen) buildKey(m *lang.MapExpr) (int16, error) {
 	}
 	// Each part writes its whole slot (into zeroes what a value leaves
 	// unwritten), and a histogram's caller writes the bucket after.
+	if g.info.SpreadKey(m) {
+		// A tuple is the map's keys, laid out as they are.
+		return key, g.intoType(m.Keys[0], key, types.NewTuple(g.info.Maps[m.Name].Keys, nil))
+	}
 	for i, k := range m.Keys {
-		if err := g.into(k, key+int16(parts[i].Offset), parts[i].Size); err != nil {
+		if err := g.intoType(k, key+int16(parts[i].Offset), parts[i].Type); err != nil {
 			return 0, err
 		}
 	}
@@ -522,7 +526,7 @@ func (g *gen) histCount(m *lang.MapExpr, spec *ebpf.MapSpec) error {
 // storableValue reports whether a plain (not aggregated) map value of type
 // t is compiled: integers, pointers, stack ids, strings and addresses.
 func storableValue(t types.Type) bool {
-	return inReg(t) || t.Kind == types.String || t.Kind == types.Addr || t.Kind == types.Endpoint
+	return inReg(t) || t.Kind == types.String || t.Kind == types.Addr || t.Kind == types.Endpoint || t.Kind == types.Tuple
 }
 
 // elemKey returns the map of `@m[k...]` and the frame slot of its key,
@@ -601,6 +605,16 @@ func (g *gen) perCPURead(mapName string, key int16, agg types.AggKind) error {
 			asm.Mov.Imm(asm.R1, 1),
 			asm.StoreMem(asm.RFP, acc+8, asm.R1, asm.DWord),
 		)
+	case types.AggAvg:
+		// This CPU's [count, sum] added to the result's.
+		for off := int16(0); off < 16; off += 8 {
+			g.emit(
+				asm.LoadMem(asm.R1, asm.R0, off, asm.DWord),
+				asm.LoadMem(asm.R2, asm.RFP, acc+off, asm.DWord),
+				asm.Add.Reg(asm.R2, asm.R1),
+				asm.StoreMem(asm.RFP, acc+off, asm.R2, asm.DWord),
+			)
+		}
 	default:
 		g.emit(
 			asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
@@ -616,6 +630,25 @@ func (g *gen) perCPURead(mapName string, key int16, agg types.AggKind) error {
 		asm.Ja.Label(loop),
 		asm.LoadMem(asm.R0, asm.RFP, acc, asm.DWord).WithSymbol(done),
 	)
+	if agg == types.AggAvg {
+		// The sum over the count, as bpftrace reads an avg(): 0 for none.
+		// Unsigned division (signed is Linux 6.6's), a negative sum negated
+		// around it.
+		none, pos := g.label("avg_none"), g.label("avg_pos")
+		g.emit(
+			asm.JEq.Imm(asm.R0, 0, none),
+			asm.LoadMem(asm.R1, asm.RFP, acc+8, asm.DWord),
+			asm.JSGE.Imm(asm.R1, 0, pos),
+			asm.Neg.Imm(asm.R1, 0),
+			asm.Div.Reg(asm.R1, asm.R0),
+			asm.Neg.Imm(asm.R1, 0),
+			asm.Mov.Reg(asm.R0, asm.R1),
+			asm.Ja.Label(none),
+			asm.Div.Reg(asm.R1, asm.R0).WithSymbol(pos),
+			asm.Mov.Reg(asm.R0, asm.R1),
+		)
+		g.mark(none)
+	}
 	return g.vs.push(asm.R0)
 }
 

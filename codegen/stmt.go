@@ -1,6 +1,8 @@
 package codegen
 
 import (
+	"slices"
+
 	"github.com/cilium/ebpf/asm"
 
 	"github.com/skbtrace/skbtrace/lang"
@@ -41,6 +43,10 @@ func (g *gen) stmt(s lang.Stmt) error {
 		}
 	case *lang.LetStmt:
 		return g.let(s)
+	case *lang.ForStmt:
+		return g.forStmt(s)
+	case *lang.JumpStmt:
+		return g.jump(s)
 	case *lang.ExprStmt:
 		if c, ok := s.X.(*lang.CallExpr); ok {
 			switch c.Name {
@@ -101,12 +107,13 @@ func (g *gen) varSlot(name string, size int) (int16, error) {
 		return 0, err
 	}
 	g.vars[name] = slot
-	// Variables start at zero, whichever branch assigns them first.
+	// Variables start at zero, whichever branch assigns them first: at the
+	// program's start, or a callback's after its entry.
 	var zero asm.Instructions
 	for off := 0; off < size; off += 8 {
 		zero = append(zero, zero8(slot+int16(off))...)
 	}
-	g.insns = append(zero, g.insns...)
+	g.insns = slices.Insert(g.insns, g.varsAt, zero...)
 	return slot, nil
 }
 
@@ -119,7 +126,7 @@ func (g *gen) assignVar(s *lang.AssignStmt, v *lang.VarExpr) error {
 		return err
 	}
 	if !inReg(t) {
-		return g.into(s.Value, slot, size)
+		return g.intoType(s.Value, slot, t)
 	}
 	if err := g.expr(s.Value); err != nil {
 		return err

@@ -21,6 +21,8 @@ func SlotSize(t types.Type) int {
 		return EndpointSize
 	case types.Packet:
 		return PacketSize
+	case types.Tuple:
+		return tupleSize(t)
 	}
 	return 8
 }
@@ -74,7 +76,16 @@ func (g *gen) into(e lang.Expr, at int16, size int) error {
 		return g.mapReadInto(x, at, size)
 	case *lang.CondExpr:
 		// Both branches write the same slot.
+		if t.Kind == types.Tuple {
+			return g.ifElse(x.Cond, func() error { return g.intoType(x.Then, at, t) }, func() error { return g.intoType(x.Else, at, t) })
+		}
 		return g.ifElse(x.Cond, func() error { return g.into(x.Then, at, size) }, func() error { return g.into(x.Else, at, size) })
+	case *lang.FieldExpr:
+		if _, ok := g.info.TupleElems[x]; ok {
+			return g.elemInto(x, at, size)
+		}
+	case *lang.TupleExpr:
+		return g.intoType(x, at, t)
 	}
 	switch t.Kind {
 	case types.String:

@@ -345,6 +345,8 @@ func (p *printer) appendJSONValue(dst []byte, where string, a codegen.EventArg, 
 	case t.Kind == types.Stack:
 		b, _ := json.Marshal(p.fmt.jsonValue(t, raw))
 		return append(dst, b...)
+	case t.Kind == types.Tuple:
+		return p.fmt.appendTupleJSON(dst, t, raw)
 	}
 	p.scratch = p.fmt.appendValue(p.scratch[:0], t, raw)
 	return appendJSONString(dst, p.scratch)

@@ -3,6 +3,7 @@ package runtime
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -79,6 +80,8 @@ func (f *formatter) appendValue(dst []byte, t types.Type, raw []byte) []byte {
 			dst = append(dst, fr...)
 		}
 		return append(dst, '\n')
+	case types.Tuple:
+		return f.appendTuple(dst, t, raw)
 	}
 	v := binary.LittleEndian.Uint64(raw)
 	if t.Kind == types.Ptr {
@@ -99,6 +102,8 @@ func (f *formatter) jsonValue(t types.Type, raw []byte) any {
 		return v
 	case t.Kind == types.Stack:
 		return f.stack(int64(binary.LittleEndian.Uint64(raw)))
+	case t.Kind == types.Tuple:
+		return json.RawMessage(f.appendTupleJSON(nil, t, raw))
 	}
 	return f.value(t, raw)
 }

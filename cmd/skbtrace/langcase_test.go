@@ -23,6 +23,7 @@ import (
 //	                     (where the text varies: a time)
 //	// args: 5 hello      the positional parameters $1, $2, ...
 //	// command: CMD       the command -c runs (with the traffic's, after it)
+//	// flags: -f json     options given before the script
 //	// exits              the script ends itself with exit() (an interval:
 //	//                    probe), within --duration 20s; it has no traffic
 //
@@ -41,7 +42,7 @@ func TestLanguageCases(t *testing.T) {
 			}
 			ports := map[string]int{"A": closedUDPPort(t), "B": closedUDPPort(t)}
 			script := strings.NewReplacer("${A}", strconv.Itoa(ports["A"]), "${B}", strconv.Itoa(ports["B"])).Replace(string(text))
-			var sends, want, not, match, args, commands []string
+			var sends, want, not, match, args, commands, flags []string
 			exits := false
 			for _, l := range strings.Split(script, "\n") {
 				if rest, ok := strings.CutPrefix(l, "// traffic:"); ok {
@@ -74,6 +75,9 @@ func TestLanguageCases(t *testing.T) {
 				if rest, ok := strings.CutPrefix(l, "// args:"); ok {
 					args = append(args, strings.Fields(rest)...)
 				}
+				if rest, ok := strings.CutPrefix(l, "// flags:"); ok {
+					flags = append(flags, strings.Fields(rest)...)
+				}
 			}
 			path := filepath.Join(t.TempDir(), filepath.Base(file))
 			if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
@@ -90,7 +94,7 @@ func TestLanguageCases(t *testing.T) {
 			if exits {
 				run = []string{"--duration", "20s"}
 			}
-			code, out, errs := runCLI(t, append(append(run, path), args...)...)
+			code, out, errs := runCLI(t, append(append(append(run, flags...), path), args...)...)
 			if code != 0 {
 				t.Fatalf("exit %d:\n%s", code, errs)
 			}
