@@ -470,6 +470,11 @@ func (c *checker) unary(e *lang.UnaryExpr) types.Type {
 		c.wantCond(e.X, x, "the operand of !")
 		return types.Bool
 	case "*":
+		if x.Kind == types.Int && x.Fmt != types.FmtBool {
+			// bpftrace 0.2x reads an integer as an address: *kaddr("avenrun")
+			// is the u64 there.
+			return types.U64
+		}
 		if x.Kind != types.Ptr {
 			c.errorf(e, "", "cannot dereference %s", x)
 			return types.Bad

@@ -16,7 +16,7 @@ func (g *gen) kaddr(c *lang.CallExpr) error {
 		addr = g.ksym(name)
 	}
 	if addr == 0 {
-		return &spanError{span: c.Args[0].Span(), hint: "the name is as /proc/kallsyms lists it; ksym(func) prints the traced function's",
+		return &spanError{span: c.Args[0].Span(), hint: "the name is as /proc/kallsyms lists it; a kernel built without CONFIG_KALLSYMS_ALL lists its functions only, not its data (avenrun); ksym(func) prints the traced function's",
 			msg: fmt.Sprintf("kaddr: no kernel symbol %q", name)}
 	}
 	g.emit(asm.LoadImm(asm.R0, int64(addr), asm.DWord))

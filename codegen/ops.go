@@ -3,6 +3,7 @@ package codegen
 import (
 	"github.com/cilium/ebpf/asm"
 
+	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/lang/types"
 )
@@ -22,6 +23,11 @@ var cmpOps = map[string][2]asm.JumpOp{
 func (g *gen) unary(e *lang.UnaryExpr) error {
 	if err := g.expr(e.X); err != nil {
 		return err
+	}
+	if e.Op == "*" {
+		// *p and bpftrace's *ADDRESS: the value there, read with
+		// bpf_probe_read_kernel.
+		return g.readScalar(0, check.Member{}, g.info.Types[e], false)
 	}
 	g.vs.pop(asm.R0)
 	switch e.Op {
