@@ -45,7 +45,7 @@ func TestCloseLinksClosesEveryLink(t *testing.T) {
 			t.Fatalf("link %d is still in the kernel after closeLinks", id)
 		}
 	}
-	if !strings.HasSuffix(w.String(), "\rskbtrace: detaching 300/300\r\033[K") {
+	if !strings.HasSuffix(w.String(), "\rskbtrace: detaching 300/300\033[K\r\033[K") {
 		t.Errorf("progress ends with %q", w.String()[max(0, w.Len()-60):])
 	}
 }

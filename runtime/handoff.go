@@ -3,7 +3,6 @@ package runtime
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -79,44 +78,34 @@ func DetachHelper() bool {
 // handOff starts the helper with the links' descriptors. It reports the
 // helper's pid, or an error where it could not start one (the caller then
 // closes the links itself). The links are still the caller's to close:
-// cheaply, once the helper holds them.
+// cheaply, once the helper holds them. The descriptors go to the helper as
+// they are (fork and exec duplicate them), not duplicated here first: a
+// session of thousands of kprobes is near the process's limit already.
 func handOff(links []link.Link, verbose bool) (int, error) {
 	fds, err := linkFDs(links)
 	if err != nil {
 		return 0, err
 	}
-	files := make([]*os.File, 0, len(fds))
-	defer func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}()
-	for _, fd := range fds {
-		dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 3)
-		if err != nil {
-			return 0, fmt.Errorf("duplicate link %d: %w", fd, err)
-		}
-		files = append(files, os.NewFile(uintptr(dup), "link"))
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		return 0, err
 	}
-	cmd := exec.Command("/proc/self/exe")
-	// Its name from its first instruction on: argv[0], as ps shows it.
-	cmd.Args = []string{DetachHelperName}
-	cmd.Env = append(os.Environ(), detachEnv+"="+strconv.Itoa(len(files)))
+	defer null.Close()
+	files := []uintptr{null.Fd(), null.Fd(), null.Fd()}
+	for _, fd := range fds {
+		files = append(files, uintptr(fd))
+	}
+	env := append(os.Environ(), detachEnv+"="+strconv.Itoa(len(fds)))
 	// Its figures go to a terminal only: a pipe's reader would wait for
 	// them, as for skbtrace itself.
 	if verbose && isTerminal(os.Stderr) {
-		cmd.Env = append(cmd.Env, detachVerboseEnv+"=1")
-		cmd.Stderr = os.Stderr
+		env = append(env, detachVerboseEnv+"=1")
+		files[2] = os.Stderr.Fd()
 	}
-	cmd.ExtraFiles = files
-	// Its own session: a Ctrl-C at the prompt is not for it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return 0, err
-	}
-	pid := cmd.Process.Pid
-	cmd.Process.Release()
-	return pid, nil
+	// Named by argv[0] from its first instruction on, as ps shows it; in
+	// its own session, so that a Ctrl-C at the prompt is not for it.
+	return syscall.ForkExec("/proc/self/exe", []string{DetachHelperName}, &syscall.ProcAttr{
+		Env: env, Files: files, Sys: &syscall.SysProcAttr{Setsid: true}})
 }
 
 // linkFDs lists the links' descriptors: a BPF link's own, and where a link
