@@ -27,20 +27,22 @@ rows=$(awk '
 	/^=== RUN / {kv = $4; gsub(/[][]/, "", kv); att = ""; skip = 0; secs = ""}
 	/stderr\| skbtrace: [0-9]+ functions skipped/ {skip = $3}
 	/stderr\| skbtrace: [0-9]+ functions attached with/ {att = $3; be = $7; secs = $9}
-	/^TIMES / {split($5, s, "="); stop = s[2]; split($6, s, "="); td = s[2]}
+	/^TIMES / {split($4, s, "="); ready = s[2]; split($5, s, "="); stop = s[2]; split($6, s, "="); td = s[2]; split($7, s, "="); first = s[2]}
 	/^--- (PASS|FAIL) / {
-		if (att != "") printf "| %s | %s | %s | %s | %s | %ss | %ss |%s\n", kv, be, att, skip, secs, stop, td, ($2 == "FAIL" ? " (case failed)" : "")
+		if (att != "") printf "| %s | %s | %s | %s | %s | %ss | %ss | %ss | %ss |%s\n", kv, be, att, skip, secs, ready, first, stop, td, ($2 == "FAIL" ? " (case failed)" : "")
 	}' "$out/run.txt" | sort)
 {
 	echo "## Attach and detach of every skb function, per backend, in a VM (bench/vm.sh)"
 	echo
 	echo "skb:* on stock Debian kernels in QEMU ($accel, 1 vCPU, on a shared 2-CPU host),"
 	echo "skbtrace $(git describe --always --dirty), $(date -u +%Y-%m-%d). One run each. Attach: skbtrace's"
-	echo "\`-v\` figure; Ctrl-C to prompt: SIGINT to skbtrace's exit (maps printed); teardown: how long"
-	echo "its detach helper went on closing the links after that. Rerun: \`bash bench/vm.sh\` (root; about 20 minutes)."
+	echo "\`-v\` figure; ready: skbtrace's start to its \"tracing\" line (BTF, discovery, load, attach);"
+	echo "first event: a datagram sent then to its line on stdout; Ctrl-C to prompt: SIGINT to skbtrace's"
+	echo "exit (maps printed); teardown: how long its detach helper went on closing the links after"
+	echo "that. Rerun: \`bash bench/vm.sh\` (root; about 20 minutes)."
 	echo
-	echo "| kernel | backend | attached | skipped | attach | Ctrl-C to prompt | teardown after |"
-	echo "|---|---|---|---|---|---|---|"
+	echo "| kernel | backend | attached | skipped | attach | ready | first event | Ctrl-C to prompt | teardown after |"
+	echo "|---|---|---|---|---|---|---|---|---|"
 	echo "$rows"
 } >"$out/section.md"
 # Replace the section in bench/vm.md (the VM figures and notes, which

@@ -14,6 +14,7 @@ type lineLog struct {
 	mu      sync.Mutex
 	lines   []string
 	changed chan struct{} // closed and replaced at every new line
+	first   time.Time     // when the first line came
 }
 
 func newLineLog() *lineLog { return &lineLog{changed: make(chan struct{})} }
@@ -29,6 +30,9 @@ func (l *lineLog) fill(r io.Reader) {
 			line = line[i+1:]
 		}
 		l.mu.Lock()
+		if l.first.IsZero() {
+			l.first = time.Now()
+		}
 		l.lines = append(l.lines, strings.TrimRight(line, "\r"))
 		close(l.changed)
 		l.changed = make(chan struct{})
@@ -61,4 +65,11 @@ func (l *lineLog) waitFor(ok func([]string) bool, done <-chan struct{}, deadline
 			return false
 		}
 	}
+}
+
+// firstAt is when the first line came (zero: none yet).
+func (l *lineLog) firstAt() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.first
 }

@@ -20,6 +20,7 @@ type run struct {
 	Tracing        time.Duration // start to the "tracing" line; 0: never said
 	Stop           time.Duration // signal (or end of traffic) to exit
 	Teardown       time.Duration // exit to the end of skbtrace's detach helper; 0: none ran
+	First          time.Duration // the traffic's start to skbtrace's first line on stdout; 0: none
 	Total          time.Duration
 	Problems       []string // traffic failures, timeouts, leaks
 	Notes          []string // the traffic's own output
@@ -69,7 +70,13 @@ func (c *testCase) execute() *run {
 	if c.Traffic != "" {
 		if stderr.waitFor(hasTracing, done, deadline) {
 			r.Tracing = time.Since(start)
+			sent := time.Now()
 			r.traffic(c.Traffic, deadline)
+			defer func() {
+				if at := stdout.firstAt(); at.After(sent) {
+					r.First = at.Sub(sent)
+				}
+			}()
 			if c.Until != nil {
 				u := c.Until
 				if !stdout.waitFor(func(l []string) bool { return countMatches(l, u.Re) >= u.N }, done, deadline) {
@@ -296,8 +303,8 @@ func (c *testCase) report(w io.Writer, env *kernelEnv, r *run) bool {
 	for _, s := range results {
 		fmt.Fprintln(w, s)
 	}
-	fmt.Fprintf(w, "TIMES case=%s kernel=%s tracing=%.2f stop=%.2f teardown=%.2f total=%.2f\n",
-		c.Name, env.Label, r.Tracing.Seconds(), r.Stop.Seconds(), r.Teardown.Seconds(), r.Total.Seconds())
+	fmt.Fprintf(w, "TIMES case=%s kernel=%s tracing=%.2f stop=%.2f teardown=%.2f first=%.3f total=%.2f\n",
+		c.Name, env.Label, r.Tracing.Seconds(), r.Stop.Seconds(), r.Teardown.Seconds(), r.First.Seconds(), r.Total.Seconds())
 	return ok
 }
 
