@@ -40,6 +40,12 @@ cd - >/dev/null
 	"$out/bigscript"
 	echo '```'
 	echo
+	echo "## Ready to trace: text and -w (bench/ready.sh)"
+	echo
+	echo "Start to the \"tracing\" line, on this machine's backend for skb: probes."
+	echo
+	bash bench/ready.sh "$out/skbtrace" 5
+	echo
 	echo "## Parsing: time per probe as scripts grow (go test -bench ./lang)"
 	echo
 	echo '```'
