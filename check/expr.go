@@ -354,6 +354,9 @@ func (c *checker) field(e *lang.FieldExpr) types.Type {
 		if !ok {
 			return types.Bad
 		}
+		if m.Type.Kind == types.Ptr && c.userRecord() {
+			m.Type.User = true
+		}
 		c.info.Members[e] = m
 		return m.Type
 	}
@@ -425,6 +428,7 @@ func (c *checker) field(e *lang.FieldExpr) types.Type {
 		c.errorf(e, "", "field %s has type %s, which a script cannot read", e.Name, types.CName(m.BTF))
 		return types.Bad
 	}
+	m.Type.User = x.User && m.Type.Kind != types.Int
 	c.info.Members[e] = m
 	return m.Type
 }
@@ -447,6 +451,7 @@ func (c *checker) index(e *lang.IndexExpr) types.Type {
 		return types.U8
 	case types.Array:
 		t, _ := c.fromBTF(x.BTF.(*btf.Array).Type)
+		t.User = x.User && t.Kind != types.Int
 		return t
 	case types.Ptr:
 		t, ok := c.fromBTF(x.BTF)
@@ -454,7 +459,11 @@ func (c *checker) index(e *lang.IndexExpr) types.Type {
 			c.errorf(e, "", "cannot index %s", x)
 			return types.Bad
 		}
+		t.User = x.User && t.Kind != types.Int
 		return t
+	case types.Tuple:
+		c.errorf(e, "read a tuple's element by its position after a dot: "+c.text(e.X)+".0", "a tuple is not indexed with []")
+		return types.Bad
 	}
 	c.errorf(e, "", "cannot index %s", x)
 	return types.Bad
@@ -484,6 +493,7 @@ func (c *checker) unary(e *lang.UnaryExpr) types.Type {
 			c.errorf(e, "use -> to read a member", "cannot dereference %s", x)
 			return types.Bad
 		}
+		t.User = x.User && t.Kind != types.Int
 		return t
 	}
 	if !x.IsInt() {

@@ -128,6 +128,9 @@ func (c *checker) tracepointRecord(name, text string) (*btf.Struct, map[string]D
 			}
 		}
 		if typ == nil {
+			typ = c.recordPointer(f)
+		}
+		if typ == nil {
 			typ = cType(f)
 		}
 		rec.Members = append(rec.Members, btf.Member{Name: f.Name, Type: typ, Offset: btf.Bits(f.Offset * 8)})
@@ -155,6 +158,37 @@ func cType(f formatField) btf.Type {
 		t = &btf.Array{Index: &btf.Int{Name: "int", Size: 4}, Type: t, Nelems: uint32(f.Elems)}
 	}
 	return t
+}
+
+// recordPointer types a format field declared a pointer to a struct or
+// union (struct __kernel_timespec * rqtp) as a pointer to BTF's, so that
+// args.rqtp->tv_sec reads through it; nil for other fields, and where BTF
+// has no such type.
+func (c *checker) recordPointer(f formatField) btf.Type {
+	if f.Elems > 0 || f.DataLoc || f.Size != 8 {
+		return nil
+	}
+	decl := strings.TrimSpace(strings.TrimPrefix(f.CType, "const "))
+	name, ok := strings.CutSuffix(decl, "*")
+	if !ok || strings.Contains(name, "*") {
+		return nil
+	}
+	tag, name, ok := strings.Cut(strings.TrimSpace(name), " ")
+	if !ok || (tag != "struct" && tag != "union") {
+		return nil
+	}
+	if tag == "struct" {
+		var st *btf.Struct
+		if c.opts.BTF.TypeByName(name, &st) != nil {
+			return nil
+		}
+		return &btf.Pointer{Target: st}
+	}
+	var un *btf.Union
+	if c.opts.BTF.TypeByName(name, &un) != nil {
+		return nil
+	}
+	return &btf.Pointer{Target: un}
 }
 
 // fieldsOf lists a trace_event_raw struct's members as format fields.

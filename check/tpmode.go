@@ -131,6 +131,18 @@ func (c *checker) recordField(e *lang.FieldExpr) (Member, bool) {
 	return m, true
 }
 
+// userRecord reports whether the probe's records are a syscall's, whose
+// pointer fields point into the calling process's memory, as bpftrace
+// reads them.
+func (c *checker) userRecord() bool {
+	for _, si := range c.ctx.Specs {
+		if si.Record != nil && si.Category == "syscalls" {
+			return true
+		}
+	}
+	return false
+}
+
 // isFormatField reports whether name is a format field of one of the
 // probe's tracepoints, for the hint when a probe reads it beside what only
 // the raw arguments give.

@@ -320,6 +320,11 @@ func (g *gen) stringInto(e lang.Expr, at int16, size int) error {
 		if err := g.memberAddr(e, "this string", asm.R3); err != nil {
 			return err
 		}
+		if g.info.Types[e].User {
+			// A char array in the traced process's memory.
+			g.readWith(asm.FnProbeReadUserStr, at, n)
+			return nil
+		}
 		g.readString(at, n)
 		return nil
 	case *lang.CallExpr:

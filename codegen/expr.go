@@ -458,6 +458,12 @@ func (g *gen) readScratch() (int16, error) {
 // readScalar pops a base pointer and pushes the integer or pointer at bit
 // offset off from it, with bpf_probe_read_kernel (valid in every context).
 func (g *gen) readScalar(off uint32, m check.Member, t types.Type, bigEndian bool) error {
+	return g.readScalarFrom(false, off, m, t, bigEndian)
+}
+
+// readScalarFrom is readScalar from the traced process's memory where
+// user is set (a pointer of types.Type.User), with bpf_probe_read_user.
+func (g *gen) readScalarFrom(user bool, off uint32, m check.Member, t types.Type, bigEndian bool) error {
 	slot, err := g.readScratch()
 	if err != nil {
 		return err
@@ -482,7 +488,11 @@ func (g *gen) readScalar(off uint32, m check.Member, t types.Type, bigEndian boo
 		load = asm.DWord
 	}
 	g.emit(asm.Add.Imm(asm.R3, int32(off/8)))
-	g.probeRead(slot, size)
+	if user {
+		g.readWith(asm.FnProbeReadUser, slot, size)
+	} else {
+		g.probeRead(slot, size)
+	}
 	g.emit(asm.LoadMem(asm.R0, asm.RFP, slot, load))
 	if m.BitfieldSize > 0 {
 		g.emit(asm.RSh.Imm(asm.R0, shift))
@@ -540,7 +550,7 @@ func (g *gen) member(e *lang.FieldExpr) error {
 	if err := g.baseOf(e); err != nil {
 		return err
 	}
-	return g.readScalar(m.Offset, m, m.Type, false)
+	return g.readScalarFrom(g.info.Types[e.X].User, m.Offset, m, m.Type, false)
 }
 
 // memberAddr puts the address of the member e names (x.arr, x->name) in
@@ -631,7 +641,7 @@ func (g *gen) index(e *lang.IndexExpr) error {
 	if err := g.vs.push(asm.R0); err != nil {
 		return err
 	}
-	return g.readScalar(0, check.Member{}, t, false)
+	return g.readScalarFrom(g.info.Types[e.X].User, 0, check.Member{}, t, false)
 }
 
 // loadsExactly reports whether ins loads size bytes from memory into r,

@@ -26,8 +26,8 @@ func (g *gen) unary(e *lang.UnaryExpr) error {
 	}
 	if e.Op == "*" {
 		// *p and bpftrace's *ADDRESS: the value there, read with
-		// bpf_probe_read_kernel.
-		return g.readScalar(0, check.Member{}, g.info.Types[e], false)
+		// bpf_probe_read_kernel (bpf_probe_read_user for a user pointer).
+		return g.readScalarFrom(g.info.Types[e.X].User, 0, check.Member{}, g.info.Types[e], false)
 	}
 	g.vs.pop(asm.R0)
 	switch e.Op {

@@ -98,6 +98,10 @@ type Type struct {
 	// Tuple is a Tuple's elements (a pointer, so that types stay
 	// comparable).
 	Tuple *TupleType
+	// User marks a pointer into the traced process's memory (a syscall
+	// tracepoint's pointer field), and a struct reached through one: what
+	// it points to is read with bpf_probe_read_user.
+	User bool
 }
 
 // Common types.
