@@ -411,8 +411,12 @@ func (ms *mapSet) startMap() {
 
 // userPointer reports whether e is a pointer into user memory: a pointer
 // field of a syscall tracepoint's record (args.filename of
-// sys_enter_openat), which str() reads with bpf_probe_read_user_str.
+// sys_enter_openat), which str() reads with bpf_probe_read_user_str, or a
+// pointer read through one (types.Type.User).
 func (g *gen) userPointer(e lang.Expr) bool {
+	if g.info.Types[e].User {
+		return true
+	}
 	fe, ok := lang.Unparen(e).(*lang.FieldExpr)
 	if !ok || g.spec == nil || g.spec.Record == nil || g.spec.Category != "syscalls" {
 		return false
