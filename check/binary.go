@@ -127,6 +127,9 @@ func (c *checker) equality(e *lang.BinaryExpr, x, y types.Type) types.Type {
 		return types.Bool
 	case x.Kind == types.Addr && y.Kind == types.Addr:
 		return types.Bool
+	case x.Kind == types.Tuple && y.Kind == types.Tuple && sameTuple(x, y):
+		// Element by element, as bpftrace compares tuples.
+		return types.Bool
 	case x.Kind == types.Ptr && (y.Kind == types.Ptr || y.IsInt()), y.Kind == types.Ptr && x.IsInt():
 		return types.Bool
 	case x.Kind == types.Addr && y.Kind == types.CIDR, y.Kind == types.Addr && x.Kind == types.CIDR:

@@ -103,6 +103,10 @@ func (c *checker) pruneStmt(p *lang.Probe, s lang.Stmt) lang.Stmt {
 		}
 	case *lang.ForStmt:
 		c.pruneBlock(p, s.Body)
+	case *lang.WhileStmt:
+		c.pruneBlock(p, s.Body)
+	case *lang.UnrollStmt:
+		c.pruneBlock(p, s.Body)
 	}
 	return s
 }

@@ -39,7 +39,8 @@ type LoopInfo struct {
 	Start, Count int64
 }
 
-// loopScope is a loop whose body is being checked.
+// loopScope is a loop whose body is being checked: a for loop (stmt),
+// or a while loop (stmt nil), which runs in the program.
 type loopScope struct {
 	stmt *lang.ForStmt
 	info *LoopInfo
@@ -74,11 +75,39 @@ func (c *checker) forStmt(s *lang.ForStmt) {
 // inLoopVar reports whether name is the variable of a loop being checked.
 func (c *checker) inLoopVar(name string) bool {
 	for _, l := range c.loops {
-		if l.stmt.Var.Name == name {
+		if l.stmt != nil && l.stmt.Var.Name == name {
 			return true
 		}
 	}
 	return false
+}
+
+// whileStmt checks bpftrace's while loop: a condition, a body where break
+// and continue go to it. The verifier must see it end (Linux 5.3).
+func (c *checker) whileStmt(s *lang.WhileStmt) {
+	c.wantCond(s.Cond, c.expr(s.Cond), "a while condition")
+	c.loops = append(c.loops, loopScope{info: &LoopInfo{}})
+	c.block(s.Body)
+	c.loops = c.loops[:len(c.loops)-1]
+}
+
+// MaxUnroll is the most times unroll repeats its block, as bpftrace has it.
+const MaxUnroll = 100
+
+// unroll checks bpftrace's unroll(n): n a constant from 1 to MaxUnroll.
+func (c *checker) unroll(s *lang.UnrollStmt) {
+	t := c.expr(s.Count)
+	n, ok := c.constInt(s.Count)
+	switch {
+	case t.Kind == types.Invalid:
+	case !ok || !t.IsInt():
+		c.errorf(s.Count, "unroll repeats its block a constant number of times: unroll(3); for a count known as the probe runs, for ($i : 0..$n)", "unroll's count must be a constant integer")
+	case n < 1:
+		c.errorf(s.Count, "a block run no times is no block: drop it", "unroll's count must be 1 to %d, not %d", MaxUnroll, n)
+	case n > MaxUnroll:
+		c.errorf(s.Count, fmt.Sprintf("for more turns, loop: for ($i : 0..%d)", n), "unroll's count must be 1 to %d, not %d", MaxUnroll, n)
+	}
+	c.block(s.Body)
 }
 
 // rangeLoop checks a range's ends and decides how the loop runs; the
@@ -204,9 +233,10 @@ func needsContext(f *stdlib.Field) bool {
 	return false
 }
 
-// jump checks break and continue: only in a loop's body.
+// jump checks break and continue: only in a loop's body. return ends
+// the probe's action anywhere.
 func (c *checker) jump(s *lang.JumpStmt) {
-	if len(c.loops) == 0 {
-		c.errorf(s, "break and continue end a for loop's turn or the loop", "%s outside a loop", s.Op)
+	if len(c.loops) == 0 && s.Op != "return" {
+		c.errorf(s, "break and continue end a loop's turn or the loop; return ends the probe's action", "%s outside a loop", s.Op)
 	}
 }

@@ -46,6 +46,10 @@ func (c *checker) stmt(s lang.Stmt) {
 		c.let(s)
 	case *lang.ForStmt:
 		c.forStmt(s)
+	case *lang.WhileStmt:
+		c.whileStmt(s)
+	case *lang.UnrollStmt:
+		c.unroll(s)
 	case *lang.JumpStmt:
 		c.jump(s)
 	}

@@ -328,6 +328,8 @@ type gen struct {
 	loopVars    map[string]types.Type
 	head        *headSlots
 	varsAt      int
+	// retLabel is, in a callback whose body returns, where return goes.
+	retLabel string
 }
 
 // hasSkb reports whether the program knows an skb: an skb: or skbret:

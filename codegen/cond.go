@@ -59,7 +59,7 @@ func (g *gen) plainCompare(e *lang.BinaryExpr) bool {
 	if _, ok := cmpOps[e.Op]; !ok {
 		return false
 	}
-	if g.isAddr(e.X) || (g.info.Types[e.X].Kind == types.String && g.info.Types[e.Y].Kind == types.String) {
+	if g.isAddr(e.X) || (g.info.Types[e.X].Kind == types.String && g.info.Types[e.Y].Kind == types.String) || g.info.Types[e.X].Kind == types.Tuple {
 		return false
 	}
 	_, named := g.info.FuncNames[e]

@@ -119,8 +119,57 @@ func (g *gen) bindLoopVar(s *lang.ForStmt, at int16) (restore func()) {
 	}
 }
 
-// jump compiles break and continue.
+// whileStmt compiles bpftrace's while loop in the program: the verifier
+// must see its condition end it.
+func (g *gen) whileStmt(s *lang.WhileStmt) error {
+	top, done := g.label("while"), g.label("while_done")
+	g.mark(top)
+	if err := g.branch(s.Cond, done, false); err != nil {
+		return err
+	}
+	outer := g.loop
+	g.loop = &loopLabels{brk: done, cont: top}
+	err := g.block(s.Body)
+	g.loop = outer
+	if err != nil {
+		return err
+	}
+	g.emit(asm.Ja.Label(top))
+	g.mark(done)
+	return nil
+}
+
+// unroll compiles bpftrace's unroll(n): the block n times.
+func (g *gen) unroll(s *lang.UnrollStmt) error {
+	n, ok := g.info.ConstInt(s.Count)
+	if !ok {
+		return unsupported(s.Count, "unroll without a constant count")
+	}
+	for range n {
+		if err := g.block(s.Body); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// probeReturn ends the probe's action: the program's exit, or, in a
+// loop's body the kernel calls, the way out that tells its caller to
+// return too.
+func (g *gen) probeReturn() {
+	if g.retLabel != "" {
+		g.emit(asm.Ja.Label(g.retLabel))
+		return
+	}
+	g.emit(asm.Ja.Label(exitLabel))
+}
+
+// jump compiles break, continue and return.
 func (g *gen) jump(s *lang.JumpStmt) error {
+	if s.Op == "return" {
+		g.probeReturn()
+		return nil
+	}
 	if g.loop == nil {
 		return unsupported(s, s.Op+" outside a loop")
 	}
@@ -177,6 +226,18 @@ func prints(s *lang.ForStmt) bool {
 	return found
 }
 
+// returns reports whether a loop's body has a return.
+func returns(s *lang.ForStmt) bool {
+	found := false
+	lang.Inspect(s.Body, func(n lang.Node) bool {
+		if j, ok := n.(*lang.JumpStmt); ok && j.Op == "return" {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
 // copied is a value the callback copies in from its caller and back out:
 // from the caller's slot to its own, size bytes.
 type copied struct {
@@ -208,6 +269,16 @@ func (g *gen) callbackLoop(s *lang.ForStmt) error {
 		copies = append(copies, copied{name: headSkb, from: skb, size: 8}, copied{name: headFunc, from: fn, size: 8})
 	}
 	sym := g.label("loop_body")
+	// A return in the body sets this flag in the caller's frame, which
+	// returns in turn once the kernel is done calling.
+	var retFlag int16
+	if returns(s) {
+		var err error
+		if retFlag, err = g.frame.keep(8); err != nil {
+			return err
+		}
+		g.emit(zero8(retFlag)...)
+	}
 	var count int16
 	if s.Map == nil {
 		// bpf_loop(end - start, body, frame, 0), nothing where end <= start;
@@ -231,10 +302,11 @@ func (g *gen) callbackLoop(s *lang.ForStmt) error {
 		g.vs.pop(asm.R0)
 		g.emit(asm.LoadMem(asm.R1, asm.RFP, lo, asm.DWord), asm.Sub.Reg(asm.R0, asm.R1), asm.StoreMem(asm.RFP, count, asm.R0, asm.DWord))
 	}
-	cb, err := g.callback(s, sym, copies)
+	cb, err := g.callback(s, sym, copies, retFlag)
 	if err != nil {
 		return err
 	}
+	defer g.afterCallback(retFlag)
 	*g.funcs = append(*g.funcs, cb.insns)
 	g.calleeDepth = max(g.calleeDepth, stackDepth(cb))
 	g.labels = cb.labels
@@ -310,7 +382,7 @@ func stackDepth(g *gen) int {
 // callback generates a loop's body as a function: R1-R4 are, for a map,
 // the map, the key, the value and the caller's frame; for bpf_loop, the
 // turn's index and the caller's frame.
-func (g *gen) callback(s *lang.ForStmt, sym string, copies []copied) (*gen, error) {
+func (g *gen) callback(s *lang.ForStmt, sym string, copies []copied, retFlag int16) (*gen, error) {
 	cb := &gen{noOne: g.noOne, info: g.info, maps: g.maps, out: g.out, probe: g.probe, spec: g.spec, ctx: g.ctx,
 		vars: map[string]int16{}, loopVars: maps2(g.loopVars), labels: g.labels, skbArg: g.skbArg, target: g.target,
 		ksym: g.ksym, mapOf: map[*lang.CallExpr]string{}, funcAddr: g.funcAddr, funcs: g.funcs, head: &headSlots{}}
@@ -370,11 +442,23 @@ func (g *gen) callback(s *lang.ForStmt, sym string, copies []copied) (*gen, erro
 	cb.bindLoopVar(s, v)
 	brk, cont, out := cb.label("loop_break"), cb.label("loop_next"), cb.label("loop_out")
 	cb.loop = &loopLabels{brk: brk, cont: cont}
+	if retFlag != 0 {
+		cb.retLabel = cb.label("loop_return")
+	}
 	if err := cb.block(s.Body); err != nil {
 		return nil, err
 	}
-	// The next element (or turn): 0; break: 1, which ends the loop.
+	// The next element (or turn): 0; break: 1, which ends the loop; return
+	// ends it too, and sets the caller's flag.
 	cb.emit(asm.Mov.Imm(asm.R0, 0).WithSymbol(cont), asm.Ja.Label(out))
+	if retFlag != 0 {
+		cb.emit(
+			asm.LoadMem(asm.R1, asm.RFP, caller, asm.DWord).WithSymbol(cb.retLabel),
+			asm.Mov.Imm(asm.R0, 1),
+			asm.StoreMem(asm.R1, retFlag, asm.R0, asm.DWord),
+			asm.Ja.Label(brk),
+		)
+	}
 	cb.emit(asm.Mov.Imm(asm.R0, 1).WithSymbol(brk))
 	cb.emit(asm.StoreMem(asm.RFP, ret, asm.R0, asm.DWord).WithSymbol(out))
 	cb.copyVars(caller, copies, false)
@@ -464,4 +548,16 @@ func withFuncInfo(ins asm.Instruction, name string, params ...string) asm.Instru
 		proto.Params = append(proto.Params, btf.FuncParam{Name: p, Type: btfVoidPtr})
 	}
 	return btf.WithFuncMetadata(ins, &btf.Func{Name: name, Type: proto, Linkage: btf.StaticFunc})
+}
+
+// afterCallback follows a loop's call: where the body returned (its flag
+// set), the caller returns too.
+func (g *gen) afterCallback(retFlag int16) {
+	if retFlag == 0 {
+		return
+	}
+	goOn := g.label("loop_returned")
+	g.emit(asm.LoadMem(asm.R0, asm.RFP, retFlag, asm.DWord), asm.JEq.Imm(asm.R0, 0, goOn))
+	g.probeReturn()
+	g.mark(goOn)
 }

@@ -66,6 +66,15 @@ func TestLoopsRun(t *testing.T) {
 		{"spread key", `$k = (1, 2); @x[$k] = 7; $s = @x[1, 2]; delete(@x, $k); $s += @x[1, 2] * 10`, 7},
 		{"widened", `$t = ("a", 1); $t = ("longer string", 2); @w[$t.0] = $t.1; $s = @w["longer string"]`, 2},
 		{"tuple value", `@v[1] = ("x", 5); @v[2] = ("y", 6); for ($kv : @v) { $s += $kv.1.1 }`, 11},
+		{"while", `$i = 0; while ($i < 5) { $i++; if ($i == 2) { continue } $s += $i }`, 13},
+		{"while break", `while (1) { $s++; if ($s == 7) { break } }`, 7},
+		{"unroll", `unroll(3) { $s += 2 }`, 6},
+		// return ends the action: @r keeps what the body set.
+		{"return", `@r = 7; if ($s == 0) { return } $s = 999`, 7},
+		{"return in a map loop", `@m[1] = 1; @m[2] = 2; @m[3] = 3; for ($kv : @m) { if ($kv.0 == 2) { @r = 100; return } } $s = 999`, 100},
+		{"return nested", `@m[1] = 1; @m[2] = 2; $n = 3; for ($i : 0..$n) { for ($kv : @m) { if ($kv.0 == 2) { @r = 200 + $i; return } } } $s = 999`, 200},
+		{"tuples equal", `$a = (1, "ab", (2, "c")); $b = (1, "ab", (2, "cd")); $c = (1, "ab", (2, "c")); if ($a == $c) { $s += 1 } if ($a != $b) { $s += 10 } if ($a == $b) { $s += 100 }`, 11},
+		{"return inline", `for ($i : 0..3) { if ($i == 1) { @r = 300 + $i; return } } $s = 999`, 301},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

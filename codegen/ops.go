@@ -59,6 +59,8 @@ func (g *gen) binary(e *lang.BinaryExpr) error {
 		return g.addrCompare(e)
 	case g.info.Types[e.X].Kind == types.String && g.info.Types[e.Y].Kind == types.String:
 		return g.compareBlobs(e)
+	case g.info.Types[e.X].Kind == types.Tuple:
+		return g.compareTuples(e)
 	}
 	if name, ok := g.info.FuncNames[e]; ok {
 		return g.funcCompare(e, name)

@@ -45,6 +45,10 @@ func (g *gen) stmt(s lang.Stmt) error {
 		return g.let(s)
 	case *lang.ForStmt:
 		return g.forStmt(s)
+	case *lang.WhileStmt:
+		return g.whileStmt(s)
+	case *lang.UnrollStmt:
+		return g.unroll(s)
 	case *lang.JumpStmt:
 		return g.jump(s)
 	case *lang.ExprStmt:

@@ -154,3 +154,42 @@ func (g *gen) elemInto(e *lang.FieldExpr, at int16, size int) error {
 	g.copyFrame(at, from, min(size, SlotSize(g.info.Types[e])))
 	return nil
 }
+
+// compareTuples compiles == and != between two tuples of the same shape:
+// both written in the layout that holds either (strings the longer of
+// the two), zero-padded, and compared byte for byte.
+func (g *gen) compareTuples(e *lang.BinaryExpr) error {
+	w := commonTuple(g.info.Types[e.X], g.info.Types[e.Y])
+	n := SlotSize(w)
+	a, err := g.frame.alloc(n)
+	if err != nil {
+		return err
+	}
+	b, err := g.frame.alloc(n)
+	if err != nil {
+		return err
+	}
+	if err := g.intoType(e.X, a, w); err != nil {
+		return err
+	}
+	if err := g.intoType(e.Y, b, w); err != nil {
+		return err
+	}
+	return g.blobEqual(a, b, n, e.Op)
+}
+
+// commonTuple is the type that holds values of a and b, tuples of one
+// shape: each string element the longer of the two.
+func commonTuple(a, b types.Type) types.Type {
+	if a.Kind != types.Tuple || b.Kind != types.Tuple {
+		if a.Kind == types.String && b.Size > a.Size {
+			return b
+		}
+		return a
+	}
+	elems := make([]types.Type, len(a.Tuple.Elems))
+	for i := range elems {
+		elems[i] = commonTuple(a.Tuple.Elems[i], b.Tuple.Elems[i])
+	}
+	return types.NewTuple(elems, a.Tuple.Names)
+}

@@ -41,6 +41,8 @@ type descentNodes struct {
 	stmts     slab[gStmt]
 	ifs       slab[gIf]
 	fors      slab[gFor]
+	whiles    slab[gWhile]
+	unrolls   slab[gUnroll]
 	lets      slab[gLet]
 	types     slab[gType]
 	exprs     slab[gExpr]
@@ -64,6 +66,8 @@ func (n *descentNodes) reset() {
 	n.stmts.reset()
 	n.ifs.reset()
 	n.fors.reset()
+	n.whiles.reset()
+	n.unrolls.reset()
 	n.lets.reset()
 	n.types.reset()
 	n.exprs.reset()
@@ -274,10 +278,10 @@ func (p *descent) block() (*gBlock, bool) {
 var (
 	assignOps = []string{"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="}
 	incrOps   = []string{"++", "--"}
-	jumpWords = []string{"break", "continue"}
+	jumpWords = []string{"break", "continue", "return"}
 )
 
-// gStmt: `( @@ | @@ | @@ | @(jumpWords) | @@ ( @(assignOps) @@ | @(incrOps) )? ) @";"*`
+// gStmt: `( @@ | @@ | @@ | @@ | @@ | @(jumpWords) | @@ ( @(assignOps) @@ | @(incrOps) )? ) @";"*`
 func (p *descent) stmt() (*gStmt, bool) {
 	g := p.nodes.stmts.new(gStmt{Pos: p.peek().Pos})
 	start := p.i
@@ -286,6 +290,10 @@ func (p *descent) stmt() (*gStmt, bool) {
 		g.If = ifs
 	} else if f, ok := p.forStmt(); p.taken(ok, start) {
 		g.For = f
+	} else if w, ok := p.whileStmt(); p.taken(ok, start) {
+		g.While = w
+	} else if u, ok := p.unroll(); p.taken(ok, start) {
+		g.Unroll = u
 	} else if let, ok := p.let(); p.taken(ok, start) {
 		g.Let = let
 	} else if jump, ok := p.oneOf(jumpWords); ok {
@@ -420,6 +428,50 @@ func (p *descent) forStmt() (*gFor, bool) {
 	}
 	g.EndPos = p.peek().Pos
 	return g, true
+}
+
+// gWhile: `"while" "(" @@ ")" @@`
+func (p *descent) whileStmt() (*gWhile, bool) {
+	if !p.at("while") {
+		return nil, false
+	}
+	g := p.nodes.whiles.new(gWhile{Pos: p.peek().Pos})
+	p.next()
+	var ok bool
+	if g.Cond, g.Body, ok = p.headBlock(); !ok {
+		return nil, false
+	}
+	g.EndPos = p.peek().Pos
+	return g, true
+}
+
+// gUnroll: `"unroll" "(" @@ ")" @@`
+func (p *descent) unroll() (*gUnroll, bool) {
+	if !p.at("unroll") {
+		return nil, false
+	}
+	g := p.nodes.unrolls.new(gUnroll{Pos: p.peek().Pos})
+	p.next()
+	var ok bool
+	if g.Count, g.Body, ok = p.headBlock(); !ok {
+		return nil, false
+	}
+	g.EndPos = p.peek().Pos
+	return g, true
+}
+
+// headBlock parses `"(" @@ ")" @@`: a parenthesised expression, then a
+// block.
+func (p *descent) headBlock() (*gExpr, *gBlock, bool) {
+	if !p.lit("(") {
+		return nil, nil, false
+	}
+	x, ok := p.expr()
+	if !ok || !p.lit(")") {
+		return nil, nil, false
+	}
+	b, ok := p.block()
+	return x, b, ok
 }
 
 // gIf: `"if" "(" @@ ")" @@ ( "else" ( @@ | @@ ) )?`

@@ -15,7 +15,7 @@ import (
 
 // grammarTypes are the g* types of grammar.go, each of which descent.go
 // transliterates.
-var grammarTypes = []any{gScript{}, gProbe{}, gSpec{}, gBlock{}, gStmt{}, gIf{}, gFor{}, gExpr{},
+var grammarTypes = []any{gScript{}, gProbe{}, gSpec{}, gBlock{}, gStmt{}, gIf{}, gFor{}, gWhile{}, gUnroll{}, gExpr{},
 	gBinary{}, gOpArg{}, gUnary{}, gCast{}, gPostfix{}, gSelector{}, gPrimary{}, gParen{}, gElem{}, gTypeOf{}}
 
 // TestGrammarUnchanged keeps the grammar descent.go was written for in
@@ -108,7 +108,8 @@ func FuzzDescent(f *testing.F) {
 		f.Add("BEGIN { $x = " + e + "; }")
 	}
 	for _, s := range []string{"for", "for (", "for ($i", "for ($i :", "for ($i : 0..", "for ($i : 0..5", "for ($i : 0..5)",
-		"for $i : 0 .. 5 {}", "for ($kv : @m) {}", "for ($kv : @m[1]) {}", "for $i : 0..5) {}", "for ($i 0..5) {}", "break", "continue;", "break 1"} {
+		"for $i : 0 .. 5 {}", "for ($kv : @m) {}", "for ($kv : @m[1]) {}", "for $i : 0..5) {}", "for ($i 0..5) {}", "break", "continue;", "break 1",
+		"while", "while (", "while (1", "while (1)", "while (1) {", "while 1 {}", "unroll", "unroll(", "unroll(3", "unroll(3)", "unroll 3 {}", "return", "return 1"} {
 		f.Add("BEGIN { " + s + " }")
 	}
 	f.Fuzz(func(t *testing.T, text string) { compareParsers(t, "fuzz.st", text) })

@@ -118,6 +118,14 @@ func (d dumper) stmt(depth int, s Stmt) {
 		}
 	case *ForStmt:
 		d.forStmt(depth, s)
+	case *WhileStmt:
+		d.line(depth, s, "While")
+		d.expr(depth+1, s.Cond)
+		d.stmt(depth+1, s.Body)
+	case *UnrollStmt:
+		d.line(depth, s, "Unroll")
+		d.expr(depth+1, s.Count)
+		d.stmt(depth+1, s.Body)
 	case *JumpStmt:
 		d.line(depth, s, "Jump %s", s.Op)
 	}

@@ -37,8 +37,10 @@ type gStmt struct {
 	EndPos lexer.Position
 	If     *gIf     `parser:"(   @@"`
 	For    *gFor    `parser:"  | @@"`
+	While  *gWhile  `parser:"  | @@"`
+	Unroll *gUnroll `parser:"  | @@"`
 	Let    *gLet    `parser:"  | @@"`
-	Jump   string   `parser:"  | @( \"break\" | \"continue\" )"`
+	Jump   string   `parser:"  | @( \"break\" | \"continue\" | \"return\" )"`
 	Target *gExpr   `parser:"  | @@"`
 	Op     string   `parser:"    ( @( \"=\" | \"+=\" | \"-=\" | \"*=\" | \"/=\" | \"%=\" | \"&=\" | \"|=\" | \"^=\" | \"<<=\" | \">>=\" )"`
 	Value  *gExpr   `parser:"      @@"`
@@ -78,6 +80,22 @@ type gFor struct {
 	Iter   *gUnary `parser:"@@"`
 	End    *gUnary `parser:"( \"..\" @@ )?"`
 	Close  string  `parser:"@\")\"?"`
+	Body   *gBlock `parser:"@@"`
+}
+
+// gWhile is bpftrace's while loop: `while (cond) { ... }`.
+type gWhile struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Cond   *gExpr  `parser:"\"while\" \"(\" @@ \")\""`
+	Body   *gBlock `parser:"@@"`
+}
+
+// gUnroll is bpftrace's unroll: `unroll(n) { ... }`, the block n times.
+type gUnroll struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Count  *gExpr  `parser:"\"unroll\" \"(\" @@ \")\""`
 	Body   *gBlock `parser:"@@"`
 }
 

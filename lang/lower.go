@@ -49,7 +49,7 @@ func (l *lowerer) block(g *gBlock) *Block {
 		}
 		b.Stmts = append(b.Stmts, st)
 		// A statement ends with ';', a newline, or the block's end.
-		if i+1 < len(g.Stmts) && len(s.Semis) == 0 && s.If == nil && s.For == nil {
+		if i+1 < len(g.Stmts) && len(s.Semis) == 0 && s.If == nil && s.For == nil && s.While == nil && s.Unroll == nil {
 			next := g.Stmts[i+1]
 			if l.failedCall(s, next) {
 				continue
@@ -78,6 +78,12 @@ func (l *lowerer) stmt(g *gStmt) Stmt {
 	}
 	if g.For != nil {
 		return l.forStmt(g.For)
+	}
+	if g.While != nil {
+		return &WhileStmt{At: l.span(g.While.Pos, g.While.EndPos), Cond: l.expr(g.While.Cond), Body: l.block(g.While.Body)}
+	}
+	if g.Unroll != nil {
+		return &UnrollStmt{At: l.span(g.Unroll.Pos, g.Unroll.EndPos), Count: l.expr(g.Unroll.Count), Body: l.block(g.Unroll.Body)}
 	}
 	if g.Jump != "" {
 		return &JumpStmt{At: sp, Op: g.Jump}

@@ -300,6 +300,9 @@ func explainSyntax(src *Source, text string, perr participle.Error) (msg, hint s
 		if tok.EOF() {
 			what, width = "end of script", 1
 		}
+		if msg, hint, ok := unsupportedConstruct(text, tok.Pos.Offset); ok {
+			return msg, hint, width
+		}
 		msg = "syntax error: unexpected " + what
 		if exp := ut.Expect; exp != "" {
 			msg += ", expected " + prettyExpect(exp)

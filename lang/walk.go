@@ -44,6 +44,10 @@ func Inspect(n Node, f func(Node) bool) {
 		if n.Else != nil {
 			each(n.Else)
 		}
+	case *WhileStmt:
+		each(n.Cond, n.Body)
+	case *UnrollStmt:
+		each(n.Count, n.Body)
 	case *ForStmt:
 		each(n.Var)
 		if n.Map != nil {

@@ -1,0 +1,51 @@
+package lang
+
+import (
+	"regexp"
+	"strings"
+)
+
+// bpftrace's constructs skbtrace does not compile, recognised on the line
+// a syntax error is on, so that the error names the construct and says
+// what to write instead of "unexpected token".
+var unsupportedConstructs = []struct {
+	re        *regexp.Regexp
+	msg, hint string
+}{
+	{regexp.MustCompile(`^\s*(struct|union|enum)\s+\w+\s*\{`), "C type definitions (struct NAME { ... }) are not supported",
+		"skbtrace reads the kernel's types from its BTF: cast to (struct NAME *) without defining NAME"},
+	{regexp.MustCompile(`^\s*macro\s+\w+\s*\(`), "bpftrace's macros (macro NAME(...) { ... }) are not supported",
+		"write the expression where it is used; #define NAME VALUE names a constant"},
+	{regexp.MustCompile(`^\s*let\s+@`), "map declarations (let @m = hash(N)) are not supported",
+		"maps are hashes of up to 10240 elements, made where a probe assigns them: drop the declaration"},
+	{regexp.MustCompile(`^\s*import\s`), "imports are not supported", "put the probes in one script"},
+	{regexp.MustCompile(`(^|[{;]|\belse)\s*(\+\+|--)\s*[$@]`), "++ and -- before a variable are not supported",
+		"increment as a statement, after it: $x++ (or $x += 1)"},
+	{regexp.MustCompile(`[=(,]\s*[$@]\w*(\[[^\]]*\])?\s*(\+\+|--)`), "++ and -- inside an expression are not supported",
+		"increment as a statement first, then use the variable: $y++; $x = $y"},
+	{regexp.MustCompile(`=\s*&\s*[$@]`), "the address of a variable or map (&$x) is not supported", "use the value itself"},
+	{regexp.MustCompile(`=\s*\{`), "block expressions ({ statements; value }) are not supported",
+		"compute the value with statements before, then assign it: $x = ...; $y = $x"},
+	{regexp.MustCompile(`=\s*if\b`), "if expressions (if (c) { a } else { b } as a value) are not supported", "use c ? a : b"},
+}
+
+// unsupportedConstruct names the bpftrace construct on the line of text
+// at off, if a syntax error there is one of those skbtrace lacks.
+func unsupportedConstruct(text string, off int) (msg, hint string, ok bool) {
+	off = min(off, len(text))
+	start := strings.LastIndexByte(text[:off], '\n') + 1
+	end := len(text)
+	if i := strings.IndexByte(text[off:], '\n'); i >= 0 {
+		end = off + i
+	}
+	line := text[start:end]
+	if strings.HasPrefix(strings.TrimSpace(line), "config") {
+		return "", "", false // config = { ... } has errors of its own
+	}
+	for _, c := range unsupportedConstructs {
+		if c.re.MatchString(line) {
+			return c.msg, c.hint, true
+		}
+	}
+	return "", "", false
+}
