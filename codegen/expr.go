@@ -200,6 +200,10 @@ func (g *gen) expr(e lang.Expr) error {
 			return g.pcapLen(e)
 		case pcapfilter.DirFunc:
 			return g.pcapOutbound(e)
+		case pcapfilter.OffsetFunc:
+			return g.pcapOffset(e)
+		case pcapfilter.SetOffsetFunc:
+			return g.pcapSetOffset(e)
 		case "ntohs", "ntohl", "bswap":
 			if err := g.expr(e.Args[0]); err != nil {
 				return err

@@ -29,6 +29,9 @@ type pktSlots struct {
 	vlan int16
 	vtci int16
 	vpre int16
+	// tun is 0, or the offset slots of a filter with a tunnel
+	// (pcaptunnel.go).
+	tun int16
 }
 
 // pcap evaluates a compiled filter. A load past the packet's end makes
@@ -37,6 +40,9 @@ type pktSlots struct {
 func (g *gen) pcap(e *lang.CallExpr) error {
 	short, done := g.label("pcap_short"), g.label("pcap_done")
 	if err := g.parsePacket(short); err != nil {
+		return err
+	}
+	if err := g.tunnelSlots(g.info.Pcap[e]); err != nil {
 		return err
 	}
 	outer := g.pcapShort

@@ -23,4 +23,8 @@ var pcapFuncs = []*Func{
 		Infer: func(c Call) types.Type { return types.U32 }},
 	{Name: pcapfilter.DirFunc, Sig: "pcap.outbound()", Doc: "whether the packet's link header is yet to be built or pulled: it is being sent", Needs: NeedSkb, Internal: true,
 		Infer: func(c Call) types.Type { return types.U32 }},
+	{Name: pcapfilter.OffsetFunc, Sig: "pcap.offset(slot)", Doc: "where a tunnel's inner packet is: the offset a vxlan or geneve primitive stored", Needs: NeedSkb, Internal: true,
+		Infer: func(c Call) types.Type { return types.U32 }},
+	{Name: pcapfilter.SetOffsetFunc, Sig: "pcap.setoffset(slot, offset)", Doc: "stores where a tunnel's inner packet is; its value is 1", Needs: NeedSkb, Internal: true,
+		Infer: func(c Call) types.Type { return types.U32 }},
 }

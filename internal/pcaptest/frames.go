@@ -126,11 +126,12 @@ const (
 	cwr = 0x80
 )
 
-// Frames returns the test traffic: every frame a different case.
+// Frames returns the test traffic: every frame a different case, the
+// tunnels' last.
 func Frames() [][]byte {
 	e4 := func(p []byte) []byte { return frame(macB, macA, nil, 0x0800, p) }
 	e6 := func(p []byte) []byte { return frame(macB, macA, nil, 0x86dd, p) }
-	return [][]byte{
+	return append([][]byte{
 		e4(ip4("10.0.0.1", "10.0.0.2", 6, 0, 0, tcp(40000, 80, syn, 0))),
 		frame(macA, macB, nil, 0x0800, ip4("10.0.0.2", "10.0.0.1", 6, 0, 0, tcp(80, 40000, syn|ack, 0))),
 		e4(ip4("10.0.0.1", "10.0.0.2", 6, 0x4000, 0, tcp(40000, 80, psh|ack, 100))),
@@ -166,5 +167,5 @@ func Frames() [][]byte {
 		frame(bcast, macA, nil, 0x0800, ip4("0.0.0.0", "255.255.255.255", 17, 0, 0, udp(68, 67, 32))),
 		frame(bcast, macA, nil, 0x0800, ip4("10.0.0.1", "10.0.0.255", 17, 0, 0, udp(138, 138, 12))),
 		frame(macB, macA, nil, 0x0800, ip4("10.0.0.1", "0.0.0.0", 1, 0, 0, icmp(8, 0, 3, 1))),
-	}
+	}, tunnelFrames()...)
 }

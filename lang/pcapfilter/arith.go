@@ -92,22 +92,16 @@ func (p *parser) index(proto token) (lang.Expr, lang.Expr) {
 	end := p.expect("]")
 	b := p.b
 	b.at = b.spanOf(proto.off, end.end)
-	plus := func(base uint64) lang.Expr {
-		if lit, ok := off.(*lang.IntLit); ok {
-			return b.num(lit.Value + base)
-		}
-		return b.bin("+", off, b.num(base))
-	}
 	var at, need lang.Expr
 	switch proto.text {
 	case "ether":
-		at = off
+		at = b.add(off, b.linkOff(0))
 	case "ip", "ip6", "arp", "rarp":
 		x, _ := b.protoAbbrev(proto.text)
-		need, at = x, plus(b.nl())
+		need, at = x, b.add(off, b.netOff(0))
 	case "icmp6":
-		need = b.and(b.etherType(etherIPv6), b.eq(b.ld(b.nl()+6, 1), 58))
-		at = plus(b.nl() + 40)
+		need = b.and(b.etherType(etherIPv6), b.eq(b.ldNet(6, 1), 58))
+		at = b.add(off, b.netOff(40))
 	default: // tcp, udp, sctp, icmp, igmp: IPv4, first fragment
 		need = b.and(b.ipProto(ipProtos[proto.text]), b.firstFrag())
 		at = b.transport(off)

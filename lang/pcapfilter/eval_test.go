@@ -15,19 +15,43 @@ var errShort = fmt.Errorf("load past the end")
 // generator's program does, so that the compiler's meaning can be compared
 // with tcpdump's without a kernel.
 func eval(e lang.Expr, pkt []byte) (uint64, error) {
+	ev := &evaluator{pkt: pkt, slots: [Slots]uint64{NoInner, NoInner, NoInner}}
+	return ev.eval(e)
+}
+
+// evaluator is a frame and the offset slots a tunnel primitive stores.
+type evaluator struct {
+	pkt   []byte
+	slots [Slots]uint64
+}
+
+func (ev *evaluator) eval(e lang.Expr) (uint64, error) {
+	pkt, eval := ev.pkt, func(e lang.Expr, _ []byte) (uint64, error) { return ev.eval(e) }
 	switch e := e.(type) {
 	case *lang.IntLit:
 		return e.Value, nil
 	case *lang.UnaryExpr:
 		x, err := eval(e.X, pkt)
-		if err != nil || e.Op != "!" {
-			return 0, fmt.Errorf("unary %s: %v", e.Op, err)
+		if err != nil {
+			return 0, err
+		}
+		if e.Op != "!" {
+			return 0, fmt.Errorf("unary %s", e.Op)
 		}
 		return b2u(x == 0), nil
 	case *lang.CallExpr:
 		switch e.Name {
 		case LenFunc:
 			return uint64(len(pkt)), nil
+		case OffsetFunc:
+			return ev.slots[e.Args[0].(*lang.IntLit).Value], nil
+		case SetOffsetFunc:
+			v, err := eval(e.Args[1], pkt)
+			if err != nil {
+				return 0, err
+			}
+			ev.slots[e.Args[0].(*lang.IntLit).Value] = v
+			return 1, nil
 		case LoadFunc:
 			off, err := eval(e.Args[0], pkt)
 			if err != nil {
@@ -128,7 +152,7 @@ func sexpr(e lang.Expr) string {
 		for _, a := range e.Args {
 			args = append(args, sexpr(a))
 		}
-		name := map[string]string{LoadFunc: "ld", LenFunc: "len"}[e.Name]
+		name := map[string]string{LoadFunc: "ld", LenFunc: "len", OffsetFunc: "off", SetOffsetFunc: "set"}[e.Name]
 		return "(" + strings.Join(append([]string{name}, args...), " ") + ")"
 	}
 	return fmt.Sprintf("%T", e)

@@ -47,6 +47,7 @@ var (
 		"and": true, "or": true, "not": true, "proto": true, "less": true, "greater": true,
 		"len": true, "vlan": true, "broadcast": true, "multicast": true, "mask": true,
 		"gateway": true, "protochain": true, "inbound": true, "outbound": true, "ifname": true, "on": true,
+		"vxlan": true, "geneve": true,
 	}
 )
 

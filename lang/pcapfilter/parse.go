@@ -251,7 +251,7 @@ func (p *parser) term(inh qual) (lang.Expr, qual) {
 		p.b.at = p.b.spanOf(t.off, t.end)
 		return p.b.not(x), q
 	case isOp(t, "("):
-		save, shift := p.i, p.b.shift
+		save, l := p.i, p.b.l
 		x, perr := p.try(func() lang.Expr {
 			p.next()
 			x, _ := p.expr()
@@ -261,7 +261,7 @@ func (p *parser) term(inh qual) (lang.Expr, qual) {
 		if perr == nil && !isOp(p.peek(), relOps...) && !isOp(p.peek(), arithOps...) {
 			return x, inh
 		}
-		p.i, p.b.shift = save, shift
+		p.i, p.b.l = save, l
 		y, rerr := p.try(p.relation)
 		if rerr != nil {
 			if perr != nil {
@@ -291,6 +291,21 @@ func (p *parser) term(inh qual) (lang.Expr, qual) {
 		}
 		p.b.at = p.b.spanOf(t.off, p.toks[p.i-1].end)
 		return p.b.vlan(id), qual{}
+	case isWord(t, "vxlan", "geneve"):
+		p.next()
+		var vni *uint64
+		switch n := p.peek(); {
+		case n.kind == tokWord && isNumber(n.text):
+			v := p.number(p.next())
+			if v > maxVNI {
+				p.fail(n, "", "%s VNI %d is greater than %d", tunnelName[t.text], v, maxVNI)
+			}
+			vni = &v
+		case n.kind != tokEOF && logicOp(n) == "" && !isOp(n, ")"):
+			p.fail(n, "e.g. "+t.text+" 42 and udp port 53", "%s takes a VNI, a number from 0 to %d, got %q", t.text, maxVNI, n.text)
+		}
+		p.b.at = p.b.spanOf(t.off, p.toks[p.i-1].end)
+		return p.b.tunnel(t.text, vni), qual{}
 	case isWord(t, "len") || isOp(t, "-") || (t.kind == tokWord && isNumber(t.text)) || isConstName(t) ||
 		(indexable[t.text] && isOp(p.peekAt(1), "[")):
 		return p.relation(), qual{}

@@ -31,9 +31,9 @@ func (b *builder) dirTest(dir string, src, dst func() lang.Expr) (lang.Expr, err
 	return nil, errorf("%s is not a direction for this primitive", dir)
 }
 
-// word32 tests the 4 bytes at off under a mask.
-func (b *builder) word32(off uint64, v, mask uint32) lang.Expr {
-	x := b.ld(off, 4)
+// word32 tests the 4 bytes at byte k of the network header under a mask.
+func (b *builder) word32(k uint64, v, mask uint32) lang.Expr {
+	x := b.ldNet(k, 4)
 	if mask != 0xffffffff {
 		x = b.bin("&", x, b.num(uint64(mask)))
 	}
@@ -43,9 +43,8 @@ func (b *builder) word32(off uint64, v, mask uint32) lang.Expr {
 // net4 tests an IPv4 address or network in the IP header and, unless the
 // protocol says otherwise, in ARP and RARP.
 func (b *builder) net4(q qual, addr, mask uint32) (lang.Expr, error) {
-	nl := b.nl()
 	ip := func() (lang.Expr, error) {
-		t, err := b.dirTest(q.dir, func() lang.Expr { return b.word32(nl+12, addr, mask) }, func() lang.Expr { return b.word32(nl+16, addr, mask) })
+		t, err := b.dirTest(q.dir, func() lang.Expr { return b.word32(12, addr, mask) }, func() lang.Expr { return b.word32(16, addr, mask) })
 		return b.and(b.etherType(etherIP), t), err
 	}
 	arp := func(types ...uint64) (lang.Expr, error) {
@@ -53,7 +52,7 @@ func (b *builder) net4(q qual, addr, mask uint32) (lang.Expr, error) {
 		for _, t := range types {
 			is = b.or(is, b.etherType(t))
 		}
-		t, err := b.dirTest(q.dir, func() lang.Expr { return b.word32(nl+14, addr, mask) }, func() lang.Expr { return b.word32(nl+24, addr, mask) })
+		t, err := b.dirTest(q.dir, func() lang.Expr { return b.word32(14, addr, mask) }, func() lang.Expr { return b.word32(24, addr, mask) })
 		return b.and(is, t), err
 	}
 	switch q.proto {
@@ -99,7 +98,7 @@ func (b *builder) net6(q qual, p netip.Prefix) (lang.Expr, error) {
 			return x
 		}
 	}
-	t, err := b.dirTest(q.dir, at(b.nl()+8), at(b.nl()+24))
+	t, err := b.dirTest(q.dir, at(8), at(24))
 	if t == nil && err == nil {
 		// ::/0 matches every IPv6 packet.
 		return b.etherType(etherIPv6), nil
@@ -107,15 +106,17 @@ func (b *builder) net6(q qual, p netip.Prefix) (lang.Expr, error) {
 	return b.and(b.etherType(etherIPv6), t), err
 }
 
-// etherHost tests a MAC address: the source is at 6, the destination at 0.
+// etherHost tests a MAC address: the source is at 6, the destination at 0
+// (past a tunnel, where the inner packet has an Ethernet header).
 func (b *builder) etherHost(q qual, mac [6]byte) (lang.Expr, error) {
 	at := func(off uint64) func() lang.Expr {
 		return func() lang.Expr {
 			lo := uint64(mac[2])<<24 | uint64(mac[3])<<16 | uint64(mac[4])<<8 | uint64(mac[5])
-			return b.and(b.eq(b.ld(off+2, 4), lo), b.eq(b.ld(off, 2), uint64(mac[0])<<8|uint64(mac[1])))
+			return b.and(b.eq(b.ldLink(off+2, 4), lo), b.eq(b.ldLink(off, 2), uint64(mac[0])<<8|uint64(mac[1])))
 		}
 	}
-	return b.dirTest(q.dir, at(6), at(0))
+	x, err := b.dirTest(q.dir, at(6), at(0))
+	return b.and(b.linkPresent(), x), err
 }
 
 // portProtos are the transport protocols a port primitive applies to.
@@ -140,30 +141,47 @@ func (b *builder) ports(q qual, cmp func(lang.Expr) lang.Expr) (lang.Expr, error
 	if err != nil {
 		return nil, err
 	}
-	nl := b.nl()
-	anyOf := func(off uint64) lang.Expr {
-		var x lang.Expr
-		for _, p := range protos {
-			x = b.or(x, b.eq(b.ld(off, 1), p))
-		}
-		return x
-	}
 	var v6, v4 lang.Expr
 	if q.proto != "ip" {
-		t, err := b.dirTest(q.dir, func() lang.Expr { return cmp(b.ld(nl+40, 2)) }, func() lang.Expr { return cmp(b.ld(nl+42, 2)) })
-		if err != nil {
+		if v6, err = b.ports6(protos, q.dir, cmp); err != nil {
 			return nil, err
 		}
-		v6 = b.and(b.etherType(etherIPv6), b.and(anyOf(nl+6), t))
 	}
 	if q.proto != "ip6" {
-		t, err := b.dirTest(q.dir, func() lang.Expr { return cmp(b.load(b.transport(b.num(0)), 2)) }, func() lang.Expr { return cmp(b.load(b.transport(b.num(2)), 2)) })
-		if err != nil {
+		if v4, err = b.ports4(protos, q.dir, cmp); err != nil {
 			return nil, err
 		}
-		v4 = b.and(b.etherType(etherIP), b.and(anyOf(nl+9), b.and(b.firstFrag(), t)))
 	}
 	return b.or(v6, v4), nil
+}
+
+// anyProtoAt tests the byte at k of the network header for any of protos.
+func (b *builder) anyProtoAt(k uint64, protos []uint64) lang.Expr {
+	var x lang.Expr
+	for _, p := range protos {
+		x = b.or(x, b.eq(b.ldNet(k, 1), p))
+	}
+	return x
+}
+
+// ports6 tests the ports of an IPv6 packet whose next header is one of
+// protos (directly: libpcap does not look past extension headers here).
+func (b *builder) ports6(protos []uint64, dir string, cmp func(lang.Expr) lang.Expr) (lang.Expr, error) {
+	t, err := b.dirTest(dir, func() lang.Expr { return cmp(b.ldNet(40, 2)) }, func() lang.Expr { return cmp(b.ldNet(42, 2)) })
+	if err != nil {
+		return nil, err
+	}
+	return b.and(b.etherType(etherIPv6), b.and(b.anyProtoAt(6, protos), t)), nil
+}
+
+// ports4 tests the ports of an IPv4 packet of one of protos that is not a
+// later fragment.
+func (b *builder) ports4(protos []uint64, dir string, cmp func(lang.Expr) lang.Expr) (lang.Expr, error) {
+	t, err := b.dirTest(dir, func() lang.Expr { return cmp(b.load(b.transport(b.num(0)), 2)) }, func() lang.Expr { return cmp(b.load(b.transport(b.num(2)), 2)) })
+	if err != nil {
+		return nil, err
+	}
+	return b.and(b.etherType(etherIP), b.and(b.anyProtoAt(9, protos), b.and(b.firstFrag(), t))), nil
 }
 
 // protoAbbrev is a protocol named alone: `tcp`, `ip6`, `arp`...
@@ -212,15 +230,15 @@ func (b *builder) cast(proto, which string) (lang.Expr, error) {
 	case (proto == "" || proto == "ether") && which == "broadcast":
 		return b.etherHost(qual{dir: "dst"}, [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
 	case (proto == "" || proto == "ether") && which == "multicast":
-		return b.bin("!=", b.bin("&", b.ld(0, 1), b.num(1)), b.num(0)), nil
+		return b.and(b.linkPresent(), b.bin("!=", b.bin("&", b.ldLink(0, 1), b.num(1)), b.num(0))), nil
 	case proto == "ip" && which == "multicast":
-		return b.and(b.etherType(etherIP), b.bin(">=", b.ld(b.nl()+16, 1), b.num(224))), nil
+		return b.and(b.etherType(etherIP), b.bin(">=", b.ldNet(16, 1), b.num(224))), nil
 	case proto == "ip6" && which == "multicast":
-		return b.and(b.etherType(etherIPv6), b.eq(b.ld(b.nl()+24, 1), 255)), nil
+		return b.and(b.etherType(etherIPv6), b.eq(b.ldNet(24, 1), 255)), nil
 	case proto == "ip" && which == "broadcast":
 		// As tcpdump -r, whose netmask is 0: the all-zeros and all-ones
 		// destinations (a trace has no capture interface's netmask).
-		dst := func() lang.Expr { return b.ld(b.nl()+16, 4) }
+		dst := func() lang.Expr { return b.ldNet(16, 4) }
 		return b.and(b.etherType(etherIP), b.or(b.eq(dst(), 0), b.eq(dst(), 0xffffffff))), nil
 	}
 	return nil, errorf("%s %s is not supported", proto, which)
@@ -230,9 +248,9 @@ func (b *builder) cast(proto, which string) (lang.Expr, error) {
 func (b *builder) vlan(id *uint64) lang.Expr {
 	x := b.or(b.or(b.etherType(0x8100), b.etherType(0x88a8)), b.etherType(0x9100))
 	if id != nil {
-		x = b.and(x, b.eq(b.bin("&", b.ld(14+b.shift, 2), b.num(0xfff)), *id))
+		x = b.and(x, b.eq(b.bin("&", b.ldNet(0, 2), b.num(0xfff)), *id))
 	}
-	b.shift += 4
+	b.l.shift += 4
 	return x
 }
 
