@@ -141,13 +141,14 @@ func (g *gen) capture(c *lang.CallExpr) error {
 // A pkt value: the synthesized-header flag (as CaptureSynth), the packet's
 // length and how many of its bytes follow, 4 bytes each, padding, then the
 // first PacketBytes bytes from the link header: enough for tcpdump's
-// one-line decode of Ethernet, VLAN, IPv6 and TCP headers.
+// one-line decode of Ethernet, VLAN, IPv6 and TCP headers, and of such a
+// packet in VXLAN or Geneve (with options) over IPv6.
 const (
 	PacketSynth   = 0
 	PacketOrigLen = 4
 	PacketLen     = 8
 	PacketData    = 16
-	PacketBytes   = 120
+	PacketBytes   = 184
 	PacketSize    = PacketData + PacketBytes
 )
 

@@ -10,7 +10,9 @@ import (
 
 // appendPacket appends a pkt value as tcpdump -nn -S prints the packet
 // (without its time): `IP 10.0.0.1.40000 > 10.0.0.2.80: Flags [S], seq 1,
-// win 502, length 0`. VLAN tags are skipped, as tcpdump does without -e.
+// win 502, length 0`. VLAN tags are skipped, as tcpdump does without -e;
+// a VXLAN or Geneve packet is followed by the packet it carries
+// (decode_tunnel.go).
 func appendPacket(dst, raw []byte) []byte {
 	le := binary.LittleEndian
 	n := min(int(le.Uint32(raw[codegen.PacketLen:])), codegen.PacketBytes)
@@ -21,6 +23,13 @@ func appendPacket(dst, raw []byte) []byte {
 		clear(b[:12])
 		binary.BigEndian.PutUint16(b[12:], uint16(synth))
 	}
+	return appendEther(dst, b)
+}
+
+// appendEther appends an Ethernet frame's decode: its payload's, VLAN
+// tags skipped.
+func appendEther(dst, b []byte) []byte {
+	n := len(b)
 	if n < 14 {
 		return append(dst, "[|ether]"...)
 	}
@@ -28,17 +37,25 @@ func appendPacket(dst, raw []byte) []byte {
 	for (typ == 0x8100 || typ == 0x88a8) && off+4 <= n {
 		typ, off = binary.BigEndian.Uint16(b[off+2:]), off+4
 	}
-	b = b[off:]
-	switch typ {
-	case 0x0800:
-		return appendIPv4(dst, b)
-	case 0x86dd:
-		return appendIPv6(dst, b)
-	case 0x0806:
-		return appendARP(dst, b)
+	if d, ok := appendEtherType(dst, typ, b[off:]); ok {
+		return d
 	}
 	dst = append(dst, "ethertype 0x"...)
 	return strconv.AppendUint(dst, uint64(typ), 16)
+}
+
+// appendEtherType appends the decode of a packet of an Ethernet type, if
+// it is one the decode knows.
+func appendEtherType(dst []byte, typ uint16, b []byte) ([]byte, bool) {
+	switch typ {
+	case 0x0800:
+		return appendIPv4(dst, b), true
+	case 0x86dd:
+		return appendIPv6(dst, b), true
+	case 0x0806:
+		return appendARP(dst, b), true
+	}
+	return dst, false
 }
 
 func appendIPv4(dst, b []byte) []byte {
@@ -87,7 +104,11 @@ func appendL4(dst []byte, ip string, src, dstIP netip.Addr, proto byte, b []byte
 		dst = ports(dst)
 		return appendTCP(dst, b, n)
 	case proto == 17 && len(b) >= 8:
-		dst = append(ports(dst), "UDP, length "...)
+		dst = ports(dst)
+		if t, ok := udpTunnel(be.Uint16(b), be.Uint16(b[2:])); ok {
+			return t(dst, b[8:], int(be.Uint16(b[4:]))-8)
+		}
+		dst = append(dst, "UDP, length "...)
 		return strconv.AppendInt(dst, int64(be.Uint16(b[4:]))-8, 10)
 	case proto == 1 && len(b) >= 8:
 		dst = append(addrs(dst), "ICMP "...)
