@@ -145,6 +145,12 @@ type Options struct {
 	// programs shared by many functions read the instruction pointer, and
 	// their return programs the address their entry kept.
 	HaveFuncIP func() bool
+	// HaveHelper reports whether the kernel has a helper that every
+	// program type may call; nil says it has. A loop over a map needs
+	// bpf_for_each_map_elem (Linux 5.13), one over a range that is not
+	// constant bpf_loop (5.17): where the kernel lacks it, the loop is a
+	// positioned error.
+	HaveHelper func(asm.BuiltinFunc) bool
 }
 
 // SkbArgs are the argument positions skb: programs are generated for when
@@ -172,7 +178,7 @@ func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 	out := &Output{Maps: map[string]*ebpf.MapSpec{}, Lhist: map[string][3]int64{}}
 	ms := &mapSet{info: info, specs: out.Maps, cpus: opts.CPUs, perf: opts.PerfEvents, eventsBytes: opts.EventsBytes, track: usesTrack(info),
 		snaplen: min(cmp.Or(opts.Snaplen, DefaultSnaplen), MaxSnaplen), pageMul: opts.PageMul, pageOff: opts.PageOff,
-		arch: opts.Arch, haveFuncIP: opts.HaveFuncIP}
+		arch: opts.Arch, haveFuncIP: opts.HaveFuncIP, haveHelper: opts.HaveHelper}
 	if ms.perf {
 		// A perf record's size is 16 bits.
 		ms.snaplen = min(ms.snaplen, maxPerfSnaplen)

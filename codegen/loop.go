@@ -249,6 +249,9 @@ type copied struct {
 // callbackLoop compiles a loop whose body the kernel calls: the call in
 // the program, and the callback after it.
 func (g *gen) callbackLoop(s *lang.ForStmt) error {
+	if err := g.loopHelper(s); err != nil {
+		return err
+	}
 	if g.maps.perf {
 		return &spanError{span: s.At, msg: "this loop needs the ring buffer (Linux 5.8) for its body's records", hint: "a kernel with bpf_for_each_map_elem or bpf_loop has one; drop the option that asks for perf buffers"}
 	}
@@ -340,6 +343,20 @@ func (g *gen) callbackLoop(s *lang.ForStmt) error {
 		asm.FnLoop.Call(),
 	)
 	g.mark(skip)
+	return nil
+}
+
+// loopHelper reports a loop whose helper the kernel lacks, at the loop.
+func (g *gen) loopHelper(s *lang.ForStmt) error {
+	have := g.maps.haveHelper
+	switch {
+	case s.Map != nil && have != nil && !have(asm.FnForEachMapElem):
+		return &spanError{span: s.At, msg: "this kernel lacks bpf_for_each_map_elem (Linux 5.13), which a loop over a map runs with",
+			hint: "print the map with print(" + "@" + s.Map.Name + "), or read the keys you know: @" + s.Map.Name + "[key]"}
+	case s.Map == nil && have != nil && !have(asm.FnLoop):
+		return &spanError{span: s.At, msg: "this kernel lacks bpf_loop (Linux 5.17), which a loop over a range that is not constant runs with",
+			hint: fmt.Sprintf("make both ends constants at most %d apart, for ($i : 0..16): such a loop runs in the program itself", check.InlineRange)}
+	}
 	return nil
 }
 

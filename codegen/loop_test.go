@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
 
 	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/codegen"
@@ -113,4 +114,22 @@ func TestLoopStackLimit(t *testing.T) {
 	if !errors.As(err, &d) || !strings.Contains(err.Error(), "test.st:1:82: this loop and the probe around it need") {
 		t.Fatalf("got %v, want a positioned error at the loop", err)
 	}
+}
+
+// TestLoopHelperMissing checks that a loop whose helper the kernel lacks
+// (Options.HaveHelper says so) is an error at the loop naming the helper,
+// and that a constant range, which needs none, still compiles.
+func TestLoopHelperMissing(t *testing.T) {
+	none := codegen.Options{HaveHelper: func(asm.BuiltinFunc) bool { return false }}
+	for _, c := range []struct{ text, want string }{
+		{`BEGIN { @m[1] = 1; for ($kv : @m) { print($kv) } }`, "test.st:1:20: this kernel lacks bpf_for_each_map_elem (Linux 5.13)"},
+		{`BEGIN { $n = 3; for ($i : 0..$n) { print($i) } }`, "test.st:1:17: this kernel lacks bpf_loop (Linux 5.17)"},
+	} {
+		script, info := compiletest.Check(t, c.text, check.Options{})
+		_, err := codegen.Compile(script, info, none)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %s", c.text, err, c.want)
+		}
+	}
+	load(t, compileWith(t, `BEGIN { for ($i : 0..3) { print($i) } }`, none))
 }

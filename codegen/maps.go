@@ -36,6 +36,8 @@ type mapSet struct {
 	// binary's); haveFuncIP is Options.HaveFuncIP.
 	arch       string
 	haveFuncIP func() bool
+	// haveHelper is Options.HaveHelper.
+	haveHelper func(asm.BuiltinFunc) bool
 }
 
 // noFuncIP reports whether the kernel lacks bpf_get_func_ip.

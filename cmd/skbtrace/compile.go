@@ -113,7 +113,7 @@ func dumpCode(o options, script *lang.Script, info *check.Info, kt *kernelTypes,
 	if err != nil {
 		// No backend here runs it (no kprobes, say): the code is still
 		// worth reading, as compiled for kprobes, with why it would not run.
-		generic, gerr := codegen.Compile(script, info, codegen.Options{Ksym: kernel.KsymAddr, HaveFuncIP: kernel.HaveFuncIPHelper})
+		generic, gerr := codegen.Compile(script, info, codegen.Options{Ksym: kernel.KsymAddr, HaveFuncIP: kernel.HaveFuncIPHelper, HaveHelper: kernel.HaveHelper})
 		if gerr != nil {
 			return report(stderr, err)
 		}

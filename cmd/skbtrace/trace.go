@@ -169,6 +169,7 @@ func compileFor(o options, script *lang.Script, info *check.Info, whole func() (
 	}
 	opts.Ksym = kernel.KsymAddr
 	opts.HaveFuncIP = kernel.HaveFuncIPHelper
+	opts.HaveHelper = kernel.HaveHelper
 	if o.verbose && !kernel.HaveFuncIPHelper() {
 		fmt.Fprintln(stderr, "skbtrace: this kernel has no bpf_get_func_ip (Linux 5.15 added it): func comes from each program's own function, or a kprobe's instruction pointer")
 	}

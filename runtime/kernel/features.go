@@ -21,6 +21,15 @@ func HaveFuncIPHelper() bool {
 	return features.HaveProgramHelper(ebpf.Kprobe, asm.FnGetFuncIp) == nil
 }
 
+// HaveHelper reports whether this kernel's programs may call a helper of
+// every program type's (bpf_for_each_map_elem, 5.13; bpf_loop, 5.17):
+// where not, a script's construct that needs it is a positioned error
+// naming it (codegen.Options.HaveHelper). Each answer costs one small
+// program's load, once per process.
+func HaveHelper(fn asm.BuiltinFunc) bool {
+	return features.HaveProgramHelper(ebpf.RawTracepoint, fn) == nil
+}
+
 // HaveRingBuffer reports whether the kernel has BPF ring buffers (5.8+).
 func HaveRingBuffer() bool {
 	return features.HaveMapType(ebpf.RingBuf) == nil
