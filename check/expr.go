@@ -347,6 +347,9 @@ func (c *checker) field(e *lang.FieldExpr) types.Type {
 		// A classic tracepoint: args points to its record.
 		c.info.Types[id] = types.Type{Kind: types.Ptr, Size: 8, BTF: c.ctx.Record}
 		if loc, ok := c.ctx.DataLocs[e.Name]; ok {
+			if !c.recordDataLoc(e, loc) {
+				return types.Bad
+			}
 			c.info.DataLocs[e] = loc
 			return types.Str(loc.Size)
 		}

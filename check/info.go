@@ -154,6 +154,12 @@ type SpecInfo struct {
 	Record   *btf.Struct
 	DataLocs map[string]DataLoc
 	Category string
+	// RecordMembers and RecordDataLocs are, for a spec of a probe list
+	// whose record has args.NAME elsewhere than the first spec's, where
+	// this spec's program reads it (Info.Members and Info.DataLocs have
+	// the first spec's).
+	RecordMembers  map[*lang.FieldExpr]Member
+	RecordDataLocs map[lang.Expr]DataLoc
 	// Funcs are, for a function probe with a glob (kprobe:tcp_*), one
 	// SpecInfo per function it matches, each with its own prototype and
 	// Func; the spec's Params are those all of them have alike.

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/cilium/ebpf/btf"
+
 	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/lang/types"
 	"github.com/skbtrace/skbtrace/stdlib"
 )
 
@@ -98,8 +101,10 @@ func (c *checker) useRecord(si *SpecInfo, haveRaw bool) bool {
 }
 
 // recordMember resolves args.NAME on the classic tracepoints of a probe:
-// the member of the first spec's record, at the same offset with the same
-// type in every other spec's.
+// the member of the first spec's record, of the same type in every other
+// spec's. Where it lies elsewhere in another's record (sys_enter_open's
+// filename and sys_enter_openat's), that spec's program reads it there
+// (SpecInfo.RecordMembers), as bpftrace compiles the body per probe.
 func (c *checker) recordField(e *lang.FieldExpr) (Member, bool) {
 	m, ok := c.resolveMember(c.ctx.Record, e.Name, true)
 	if !ok {
@@ -118,17 +123,83 @@ func (c *checker) recordField(e *lang.FieldExpr) (Member, bool) {
 		c.errorf(e, hint, "no field %q in %s", e.Name, c.ctx.Record.Name)
 		return Member{}, false
 	}
+	user := m.Type.Kind == types.Ptr && c.userRecord()
+	m.Type.User = user
+	own := map[*SpecInfo]Member{c.ctx.Specs[0]: m}
+	first := m
 	for _, si := range c.ctx.Specs[1:] {
 		if si.Record == nil {
 			continue
 		}
 		o, ok := c.resolveMember(si.Record, e.Name, true)
-		if !ok || o.Offset != m.Offset || o.Type.String() != m.Type.String() {
-			c.errorf(e, "split the probe list", "args.%s differs between %s and %s", e.Name, c.ctx.Specs[0].Spec.Text, si.Spec.Text)
+		if !ok {
+			c.errorf(e, "split the probe list", "%s has no field args.%s, which %s has", si.Spec.Text, e.Name, c.ctx.Specs[0].Spec.Text)
 			return Member{}, false
+		}
+		o.Type.User = user
+		wide, ok := widenRecordType(m.Type, o.Type)
+		if !ok || o.BitfieldSize != first.BitfieldSize {
+			c.errorf(e, "split the probe list", "args.%s is %s in %s but %s in %s", e.Name, first.Type, c.ctx.Specs[0].Spec.Text, o.Type, si.Spec.Text)
+			return Member{}, false
+		}
+		m.Type = wide
+		own[si] = o
+	}
+	// A spec whose field lies elsewhere, or is narrower than the value
+	// the expression holds, is read as its own record has it.
+	for si, o := range own {
+		if o.Offset != m.Offset || o.Type != m.Type {
+			if si.RecordMembers == nil {
+				si.RecordMembers = map[*lang.FieldExpr]Member{}
+			}
+			si.RecordMembers[e] = o
 		}
 	}
 	return m, true
+}
+
+// widenRecordType is the type of a field two tracepoints' records have,
+// each its own way: the same type; pointers to the same type whatever
+// their qualifiers (netif_rx's void *skbaddr, netif_rx_entry's const
+// void *); integers printed alike, the wider of them (a u16 and a u32 are
+// a u32, a u32 and an s32 an s64), each read at its own width.
+func widenRecordType(a, b types.Type) (types.Type, bool) {
+	switch {
+	case a == b:
+		return a, true
+	case a.Kind == types.Ptr && b.Kind == types.Ptr:
+		return a, types.CName(btf.UnderlyingType(a.BTF)) == types.CName(btf.UnderlyingType(b.BTF))
+	case a.Kind != types.Int || b.Kind != types.Int || a.Fmt != b.Fmt || a.Fmt == types.FmtEnum:
+		return a, a.String() == b.String()
+	case a.Signed != b.Signed:
+		return types.Type{Kind: types.Int, Size: 8, Signed: true, Fmt: a.Fmt}, true
+	case b.Size > a.Size:
+		return b, true
+	}
+	return a, true
+}
+
+// recordDataLoc resolves args.NAME on a __data_loc string of the classic
+// tracepoints of a probe: the first spec's, and where another spec's lies
+// elsewhere, that spec's (SpecInfo.RecordDataLocs).
+func (c *checker) recordDataLoc(e *lang.FieldExpr, loc DataLoc) bool {
+	for _, si := range c.ctx.Specs[1:] {
+		if si.Record == nil {
+			continue
+		}
+		o, ok := si.DataLocs[e.Name]
+		if !ok {
+			c.errorf(e, "split the probe list", "args.%s is a string in %s but not in %s", e.Name, c.ctx.Specs[0].Spec.Text, si.Spec.Text)
+			return false
+		}
+		if o != loc {
+			if si.RecordDataLocs == nil {
+				si.RecordDataLocs = map[lang.Expr]DataLoc{}
+			}
+			si.RecordDataLocs[e] = o
+		}
+	}
+	return true
 }
 
 // userRecord reports whether the probe's records are a syscall's, whose

@@ -306,7 +306,7 @@ func (g *gen) stringInto(e lang.Expr, at int16, size int) error {
 			return g.pathString(g.info.SkbPaths[f], at, n)
 		}
 	case *lang.FieldExpr:
-		if loc, ok := g.info.DataLocs[e]; ok {
+		if loc, ok := g.dataLocOf(e); ok {
 			// A __data_loc string: the low 16 bits of the u32 in the
 			// record are where the string is, from the record's start.
 			g.emit(

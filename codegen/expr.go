@@ -547,7 +547,7 @@ func (g *gen) member(e *lang.FieldExpr) error {
 	if _, ok := g.info.TupleElems[e]; ok {
 		return g.tupleElem(e)
 	}
-	m, ok := g.info.Members[e]
+	m, ok := g.memberOf(e)
 	if !ok {
 		return unsupported(e, "this member")
 	}
@@ -557,6 +557,30 @@ func (g *gen) member(e *lang.FieldExpr) error {
 	return g.readScalarFrom(g.info.Types[e.X].User, m.Offset, m, m.Type, false)
 }
 
+// memberOf is the member e resolves to in this program: where a probe
+// list's classic tracepoints have args.NAME at different offsets, this
+// spec's own (check.SpecInfo.RecordMembers).
+func (g *gen) memberOf(e *lang.FieldExpr) (check.Member, bool) {
+	if g.spec != nil {
+		if m, ok := g.spec.RecordMembers[e]; ok {
+			return m, true
+		}
+	}
+	m, ok := g.info.Members[e]
+	return m, ok
+}
+
+// dataLocOf is memberOf for a __data_loc string.
+func (g *gen) dataLocOf(e *lang.FieldExpr) (check.DataLoc, bool) {
+	if g.spec != nil {
+		if loc, ok := g.spec.RecordDataLocs[e]; ok {
+			return loc, true
+		}
+	}
+	loc, ok := g.info.DataLocs[e]
+	return loc, ok
+}
+
 // memberAddr puts the address of the member e names (x.arr, x->name) in
 // dst, a scratch register; what says, in the error, what needed it.
 func (g *gen) memberAddr(e lang.Expr, what string, dst asm.Register) error {
@@ -564,7 +588,7 @@ func (g *gen) memberAddr(e lang.Expr, what string, dst asm.Register) error {
 		return g.elemAddr(ie, what, dst)
 	}
 	fe, ok := lang.Unparen(e).(*lang.FieldExpr)
-	m, known := g.info.Members[fe]
+	m, known := g.memberOf(fe)
 	if !ok || !known {
 		return unsupported(e, what)
 	}
