@@ -357,9 +357,6 @@ func (c *checker) field(e *lang.FieldExpr) types.Type {
 		if !ok {
 			return types.Bad
 		}
-		if m.Type.Kind == types.Ptr && c.userRecord() {
-			m.Type.User = true
-		}
 		c.info.Members[e] = m
 		return m.Type
 	}
