@@ -35,6 +35,7 @@ func TestMain(m *testing.M) {
 		{"SKBTRACE_RAW", sendRaw},
 		{"SKBTRACE_SINK", sink},
 		{"SKBTRACE_BULK", bulkWrite},
+		{"SKBTRACE_GENEVE", sendGeneve},
 	} {
 		if spec := os.Getenv(h.env); spec != "" {
 			if err := h.run(spec); err != nil {

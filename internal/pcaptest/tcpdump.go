@@ -21,20 +21,13 @@ func TcpdumpSelects(file, filter string) ([]int, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tcpdump %q: %v: %s", filter, err, stderr.String())
 	}
-	if len(out) < 24 || binary.LittleEndian.Uint32(out) != 0xa1b2c3d4 {
-		return nil, fmt.Errorf("tcpdump %q wrote no little-endian pcap file", filter)
+	if _, err := ReadPcap(out); err != nil {
+		return nil, fmt.Errorf("tcpdump %q: %v", filter, err)
 	}
+	// The records' times: ReadPcap checked their lengths.
 	sel := []int{}
-	for b := out[24:]; len(b) > 0; {
-		if len(b) < 16 {
-			return nil, fmt.Errorf("tcpdump %q: a record cut short", filter)
-		}
-		sec, n := binary.LittleEndian.Uint32(b), int(binary.LittleEndian.Uint32(b[8:]))
-		if len(b) < 16+n {
-			return nil, fmt.Errorf("tcpdump %q: a record cut short", filter)
-		}
-		sel = append(sel, int(sec)-1_700_000_000)
-		b = b[16+n:]
+	for b := out[24:]; len(b) > 0; b = b[16+int(binary.LittleEndian.Uint32(b[8:])):] {
+		sel = append(sel, int(binary.LittleEndian.Uint32(b))-1_700_000_000)
 	}
 	return sel, nil
 }

@@ -145,3 +145,20 @@ func GeneveForVXLAN(frames [][]byte) [][]byte {
 	}
 	return out
 }
+
+// GeneveDatagrams are UDP payloads for Geneve's port, to send where no
+// geneve device can be made: from 192.168.43.1 to .2 inside, an Ethernet
+// frame of a datagram to port 9 (VNI 43), of a TCP SYN to port 80 (VNI
+// 43, 8 bytes of options), of a datagram to port 53 (VNI 43), and an IPv4
+// ICMP echo request with no Ethernet header (VNI 44, protocol type IPv4).
+func GeneveDatagrams() [][]byte {
+	in4 := func(proto byte, l4 []byte) []byte {
+		return frame(innerMacB, innerMacA, nil, 0x0800, ip4("192.168.43.1", "192.168.43.2", proto, 0, 0, l4))
+	}
+	return [][]byte{
+		geneve(0, 0, 0x6558, 43, in4(17, udp(40009, 9, 10))),
+		geneve(0, 2, 0x6558, 43, in4(6, tcp(40080, 80, syn, 0))),
+		geneve(0, 0, 0x6558, 43, in4(17, udp(40053, 53, 12))),
+		geneve(0, 0, 0x0800, 44, ip4("192.168.43.1", "192.168.43.2", 1, 0, 0, icmp(8, 0, 44, 1))),
+	}
+}
