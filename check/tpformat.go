@@ -162,33 +162,55 @@ func cType(f formatField) btf.Type {
 
 // recordPointer types a format field declared a pointer to a struct or
 // union (struct __kernel_timespec * rqtp) as a pointer to BTF's, so that
-// args.rqtp->tv_sec reads through it; nil for other fields, and where BTF
-// has no such type.
+// args.rqtp->tv_sec reads through it, and one declared a pointer to
+// pointers (const char *const * argv) as such, so that args.argv[1] is a
+// string's address; nil for other fields (a char * stays the u64 it was,
+// which str() reads), and where BTF has no such type.
 func (c *checker) recordPointer(f formatField) btf.Type {
 	if f.Elems > 0 || f.DataLoc || f.Size != 8 {
 		return nil
 	}
-	decl := strings.TrimSpace(strings.TrimPrefix(f.CType, "const "))
-	name, ok := strings.CutSuffix(decl, "*")
-	if !ok || strings.Contains(name, "*") {
+	var words []string
+	stars := 0
+	for _, w := range strings.Fields(strings.ReplaceAll(f.CType, "*", " * ")) {
+		switch w {
+		case "const", "volatile":
+		case "*":
+			stars++
+		default:
+			if stars > 0 {
+				return nil // a word after a star: not a plain pointer
+			}
+			words = append(words, w)
+		}
+	}
+	if len(words) == 0 {
 		return nil
 	}
-	tag, name, ok := strings.Cut(strings.TrimSpace(name), " ")
-	if !ok || (tag != "struct" && tag != "union") {
-		return nil
-	}
-	if tag == "struct" {
+	var base btf.Type
+	switch tag, name := words[0], strings.Join(words[1:], " "); {
+	case stars == 1 && tag == "struct" && len(words) == 2:
 		var st *btf.Struct
 		if c.opts.BTF.TypeByName(name, &st) != nil {
 			return nil
 		}
-		return &btf.Pointer{Target: st}
-	}
-	var un *btf.Union
-	if c.opts.BTF.TypeByName(name, &un) != nil {
+		base = st
+	case stars == 1 && tag == "union" && len(words) == 2:
+		var un *btf.Union
+		if c.opts.BTF.TypeByName(name, &un) != nil {
+			return nil
+		}
+		base = un
+	case stars == 2 && tag != "struct" && tag != "union":
+		var in *btf.Int
+		if c.opts.BTF.TypeByName(strings.Join(words, " "), &in) != nil {
+			return nil
+		}
+		base = &btf.Pointer{Target: in}
+	default:
 		return nil
 	}
-	return &btf.Pointer{Target: un}
+	return &btf.Pointer{Target: base}
 }
 
 // fieldsOf lists a trace_event_raw struct's members as format fields.

@@ -23,16 +23,19 @@ format:
 	field:const struct __kernel_timespec * rqtp;	offset:32;	size:8;	signed:0;
 	field:struct __kernel_timespec * rmtp;	offset:40;	size:8;	signed:0;
 	field:struct no_such_struct_skbtrace * other;	offset:48;	size:8;	signed:0;
+	field:const char *const * argv;	offset:56;	size:8;	signed:0;
+	field:const char * name;	offset:64;	size:8;	signed:0;
 `
 
 // TestRecordStructPointer checks that a format field declared a pointer to
-// a struct is a pointer to BTF's struct, which -> reads through; that a
-// syscall's points into user memory (types.Type.User), as what is read
-// through it does; and that a struct BTF lacks leaves the field a u64.
+// a struct is a pointer to BTF's struct, which -> reads through, and one
+// to pointers (argv) such a pointer, which [] reads; that a syscall's
+// points into user memory (types.Type.User), as what is read through it
+// does; and that a struct BTF lacks, or a char *, leaves the field a u64.
 func TestRecordStructPointer(t *testing.T) {
 	src := &lang.Source{Name: "nap.bt", Text: `tracepoint:syscalls:sys_enter_clock_nanosleep {
 	$t = args.rqtp;
-	printf("%d %d %d\n", args.rqtp->tv_sec, $t->tv_nsec, args.other);
+	printf("%d %d %d %s %d\n", args.rqtp->tv_sec, $t->tv_nsec, args.other, str(args.argv[1]), args.name);
 }`}
 	script, err := lang.Parse(src)
 	if err != nil {
@@ -50,10 +53,18 @@ func TestRecordStructPointer(t *testing.T) {
 		"args.rqtp->tv_sec": "s64",
 		"$t->tv_nsec":       "s64",
 		"args.other":        "u64",
+		"args.argv":         "char * * user",
+		"args.argv[1]":      "char * user",
+		"args.name":         "u64",
 	}
 	lang.Inspect(script, func(n lang.Node) bool {
-		e, ok := n.(*lang.FieldExpr)
-		if !ok {
+		var e lang.Expr
+		switch n := n.(type) {
+		case *lang.FieldExpr:
+			e = n
+		case *lang.IndexExpr:
+			e = n
+		default:
 			return true
 		}
 		text := src.Slice(e.Span())

@@ -12,7 +12,6 @@ var unsupportedBuiltins = map[string]string{
 	"cat":         "reading files from a probe is out of scope (bpftrace's cat); read it before or after tracing",
 	"signal":      "sending signals is out of scope: skbtrace only observes",
 	"override":    "changing return values is out of scope: skbtrace only observes",
-	"join":        "not yet: print the elements with printf",
 	"path":        "file paths are out of scope: skbtrace traces packets",
 	"cgroup":      "cgroups are not yet supported",
 	"cgroupid":    "cgroups are not yet supported",

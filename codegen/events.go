@@ -57,6 +57,7 @@ const (
 	EventClearMap // clear(@m)
 	EventZeroMap  // zero(@m)
 	EventCapture  // capture(): a packet for the -w file
+	EventJoin     // join(): strings the runtime joins and prints (join.go)
 )
 
 // Event describes the records one printf or print call writes. A record is
@@ -82,6 +83,8 @@ type Event struct {
 	// Top and Div are an EventPrintMap's print(@m, top, div): only the top
 	// entries (0: all), each value divided by Div (0: as it is).
 	Top, Div uint64
+	// Sep is an EventJoin's separator.
+	Sep string
 }
 
 // EventArg is one value in a record.

@@ -66,6 +66,8 @@ func (g *gen) stmt(s lang.Stmt) error {
 				return g.track()
 			case "capture":
 				return g.capture(c)
+			case "join":
+				return g.join(c)
 			case "clear", "zero":
 				if m, ok := c.Args[0].(*lang.MapExpr); ok {
 					kind := EventClearMap

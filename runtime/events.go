@@ -184,6 +184,8 @@ func (p *printer) record(b []byte) error {
 		p.buf = append(p.buf, `,"type":"printf"}`+"\n"...)
 	case ev.Kind == codegen.EventPrintf:
 		p.buf = p.printf(p.buf, ev, b)
+	case ev.Kind == codegen.EventJoin:
+		p.buf = p.join(p.buf, ev, b)
 	case p.group != nil && ev.Kind == codegen.EventPrint:
 		p.group.add(p, ev, b)
 	case p.json:

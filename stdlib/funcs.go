@@ -134,6 +134,21 @@ var Funcs = []*Func{
 		arity(c, "track()", 0, 0)
 		return types.None
 	}},
+	{Name: "join", Sig: `join(array [, "separator"])`, Doc: "prints the strings of a NULL-ended array of string pointers (a process's argv), up to 16 of 256 bytes, joined by a space or the separator, and a newline", Stmt: true, Infer: func(c Call) types.Type {
+		const sig = `join(array [, "separator"])`
+		if !arity(c, sig, 1, 2) {
+			return types.None
+		}
+		if t := c.Arg(0); !t.IsScalar() && t.Kind != types.Invalid {
+			c.Errorf(0, "e.g. join(args.argv)", "join needs the address of an array of string pointers, got %s", t)
+		}
+		if c.NArgs() == 2 {
+			if _, ok := c.ConstStr(1); !ok && c.Arg(1).Kind != types.Invalid {
+				c.Errorf(1, `e.g. join(args.argv, ",")`, "join's separator must be a string literal")
+			}
+		}
+		return types.None
+	}},
 	{Name: "ksym", Sig: "ksym(address)", Doc: "the kernel symbol at an address", Infer: func(c Call) types.Type {
 		if arity(c, "ksym(address)", 1, 1) {
 			if t := c.Arg(0); !t.IsScalar() && t.Kind != types.Invalid {

@@ -1,0 +1,31 @@
+package runtime
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/skbtrace/skbtrace/codegen"
+)
+
+// TestJoinRecord checks how a join() record prints: its strings up to the
+// first empty slot (what follows it is an earlier record's), each cut at
+// its NUL, joined by the separator, a newline after; JSON as bpftrace's.
+func TestJoinRecord(t *testing.T) {
+	rec := make([]byte, 8+codegen.JoinArgs*codegen.JoinArgSize)
+	binary.LittleEndian.PutUint64(rec, 0)
+	for i, s := range []string{"ls", "-l", "a b", "", "stale"} {
+		copy(rec[8+i*codegen.JoinArgSize:], s+"\x00junk")
+		if s == "" {
+			rec[8+i*codegen.JoinArgSize] = 0
+		}
+	}
+	ev := &codegen.Event{Kind: codegen.EventJoin, Sep: ", "}
+	p := &printer{}
+	if got := string(p.join(nil, ev, rec)); got != "ls, -l, a b\n" {
+		t.Errorf("text: %q", got)
+	}
+	p.json = true
+	if got := string(p.join([]byte("x"), ev, rec)); got != `x{"data":"ls, -l, a b","type":"join"}`+"\n" {
+		t.Errorf("json: %q", got)
+	}
+}
