@@ -1,6 +1,8 @@
 package check
 
 import (
+	"slices"
+
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/lang/types"
 	"github.com/skbtrace/skbtrace/stdlib"
@@ -19,7 +21,13 @@ func (c *checker) call(e *lang.CallExpr, asStmt, asMapValue bool) types.Type {
 		return types.Bad
 	}
 	if f == nil {
-		hint := didYouMean(e.Name, stdlib.FuncNames())
+		names := stdlib.FuncNames()
+		if !asStmt {
+			// A call used as a value is not one of the statements
+			// (cnt() is not cat()).
+			names = slices.DeleteFunc(names, func(n string) bool { return stdlib.LookupFunc(n).Stmt })
+		}
+		hint := didYouMean(e.Name, names)
 		if stdlib.LookupField(e.Name) != nil {
 			hint = e.Name + " is a value, not a function: write " + e.Name + " without ()"
 		}
@@ -42,7 +50,7 @@ func (c *checker) call(e *lang.CallExpr, asStmt, asMapValue bool) types.Type {
 		misused = false
 	}
 	switch e.Name {
-	case "printf":
+	case "printf", "cat":
 		c.printf(e)
 		if misused {
 			return types.Bad
@@ -166,27 +174,33 @@ func (c *checker) print(e *lang.CallExpr) {
 	}
 }
 
+// printf checks printf's format and arguments, and cat's: bpftrace's
+// cat("/proc/%d/status", pid) names its file as printf formats.
 func (c *checker) printf(e *lang.CallExpr) {
 	if len(e.Args) == 0 {
-		c.errorf(e, `e.g. printf("%s %d\n", dev, len)`, "printf needs a format string")
+		hint := `e.g. printf("%s %d\n", dev, len)`
+		if e.Name == "cat" {
+			hint = `e.g. cat("/proc/loadavg")`
+		}
+		c.errorf(e, hint, "%s needs a format string", e.Name)
 		return
 	}
 	lit, ok := e.Args[0].(*lang.StrLit)
 	if !ok {
 		c.expr(e.Args[0])
-		c.errorf(e.Args[0], "the format is fixed when the script is compiled", "printf's format must be a string literal")
+		c.errorf(e.Args[0], "the format is fixed when the script is compiled", "%s's format must be a string literal", e.Name)
 		return
 	}
 	c.expr(lit)
 	verbs, err := stdlib.ParseFormat(lit.Value)
 	if err != nil {
-		c.errorf(lit, "conversions are %d %u %x %X %o %s %p %c, %r %rx %rh (a buffer) and %%", "printf: %v", err)
+		c.errorf(lit, "conversions are %d %u %x %X %o %s %p %c, %r %rx %rh (a buffer) and %%", "%s: %v", e.Name, err)
 		return
 	}
 	c.info.Formats[e] = verbs
 	n := stdlib.Conversions(verbs)
 	if n != len(e.Args)-1 {
-		c.errorf(e, "", "printf's format has %d conversions but %d arguments follow", n, len(e.Args)-1)
+		c.errorf(e, "", "%s's format has %d conversions but %d arguments follow", e.Name, n, len(e.Args)-1)
 	}
 	i := 1
 	for _, v := range verbs {

@@ -9,7 +9,6 @@ var unsupportedBuiltins = map[string]string{
 	"uptr":        "a uprobe reads its pointers from the traced process's memory already, and other probes the kernel's: drop uptr()",
 	"kptr":        "every pointer is a kernel pointer here; drop kptr()",
 	"system":      "running commands from a probe is out of scope (bpftrace --unsafe); use -c CMD",
-	"cat":         "reading files from a probe is out of scope (bpftrace's cat); read it before or after tracing",
 	"signal":      "sending signals is out of scope: skbtrace only observes",
 	"override":    "changing return values is out of scope: skbtrace only observes",
 	"path":        "file paths are out of scope: skbtrace traces packets",

@@ -58,6 +58,7 @@ const (
 	EventZeroMap  // zero(@m)
 	EventCapture  // capture(): a packet for the -w file
 	EventJoin     // join(): strings the runtime joins and prints (join.go)
+	EventCat      // cat(): a file the runtime prints, named as printf formats
 )
 
 // Event describes the records one printf or print call writes. A record is
@@ -85,6 +86,9 @@ type Event struct {
 	Top, Div uint64
 	// Sep is an EventJoin's separator.
 	Sep string
+	// MaxBytes is how much of an EventCat's file is printed at most
+	// (config max_cat_bytes).
+	MaxBytes int
 }
 
 // EventArg is one value in a record.
@@ -149,6 +153,9 @@ func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
 	}
 	if c.Name == "printf" {
 		ev.Kind, ev.Size, ev.Verbs = EventPrintf, 8, g.info.Formats[c]
+		if c.Name == "cat" {
+			ev.Kind, ev.MaxBytes = EventCat, g.info.Config.MaxCatBytes
+		}
 		args = args[1:]
 	} else if m, ok := args[0].(*lang.MapExpr); ok && len(m.Keys) == 0 && (len(args) == 1 || g.info.Types[m].Kind == types.MapRef) {
 		// print(@m), print(@m, top), print(@m, top, div)

@@ -54,7 +54,7 @@ func (g *gen) stmt(s lang.Stmt) error {
 	case *lang.ExprStmt:
 		if c, ok := s.X.(*lang.CallExpr); ok {
 			switch c.Name {
-			case "printf", "print", "time":
+			case "printf", "print", "time", "cat":
 				return g.output(s, c)
 			case "exit":
 				return g.control(&Event{Kind: EventExit})

@@ -55,6 +55,9 @@ type printer struct {
 	group grouper
 	// rets are the return classes of skbret: functions, by name.
 	rets map[string]codegen.RetClass
+	// warn says on stderr what could not be printed (a file cat() could
+	// not read); nil: nothing is said.
+	warn func(format string, args ...any)
 }
 
 func newPrinter(w io.Writer, events []*codegen.Event, f *formatter, json bool) *printer {
@@ -64,7 +67,7 @@ func newPrinter(w io.Writer, events []*codegen.Event, f *formatter, json bool) *
 		scratch: make([]byte, 0, 512)}
 	for _, ev := range events {
 		switch ev.Kind {
-		case codegen.EventPrintf:
+		case codegen.EventPrintf, codegen.EventCat:
 			p.verbs[ev] = parseVerbs(ev.Verbs)
 		case codegen.EventPrint:
 			p.jsonArgs[ev] = jsonOrder(ev.Args)
@@ -186,6 +189,8 @@ func (p *printer) record(b []byte) error {
 		p.buf = p.printf(p.buf, ev, b)
 	case ev.Kind == codegen.EventJoin:
 		p.buf = p.join(p.buf, ev, b)
+	case ev.Kind == codegen.EventCat:
+		p.buf = p.cat(p.buf, ev, b)
 	case p.group != nil && ev.Kind == codegen.EventPrint:
 		p.group.add(p, ev, b)
 	case p.json:

@@ -170,6 +170,7 @@ func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (*S
 		pr := newPrinter(w, out.Events, s.fmt, opts.JSON)
 		pr.control = s.control
 		pr.rets = retClasses(opts.Funcs)
+		pr.warn = s.warn
 		if opts.Capture != nil {
 			if pr.pcap, err = newPcapngWriter(opts.Capture, opts.Snaplen, s.fmt.boot); err != nil {
 				s.Close()

@@ -114,7 +114,8 @@ func mapArg(name string, elem bool) *Func {
 // Funcs are the builtin functions.
 var Funcs = []*Func{
 	{Name: "printf", Sig: `printf("format", args...)`, Doc: "prints exactly its format", Stmt: true},
-	{Name: "print", Sig: "print(a, b, ...) or print(@map)", Doc: "prints one event line, or a map", Stmt: true},
+	{Name: "cat", Sig: `cat("file" [, args...])`, Doc: "prints a file's contents (up to config max_cat_bytes, 10000) when the event is printed: the runtime reads it; the name is formatted as printf formats, cat(\"/proc/%d/status\", pid)", Stmt: true},
+	{Name: "print", Sig: "print(a, b, ...), print(@map) or print(@map, top, div)", Doc: "prints one event line, or a map (its top entries, each value divided)", Stmt: true},
 	agg("count", types.AggCount, 0, "count()", "counts events"),
 	agg("sum", types.AggSum, 1, "sum(value)", "sums values"),
 	agg("avg", types.AggAvg, 1, "avg(value)", "averages values"),
