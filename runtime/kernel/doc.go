@@ -8,7 +8,8 @@
 //     SaveTypes);
 //   - the functions skb: probes can attach to, from a scan of vmlinux's and
 //     the modules' raw BTF intersected with what can be traced (Discovery,
-//     CachedDiscovery), and the tracepoints that carry an sk_buff
+//     CachedDiscovery) with how each returns its value (RetClass, the code
+//     generator's own too), and the tracepoints that carry an sk_buff
 //     (SkbTracepoints), their fallback;
 //   - the traceable functions of kprobe:GLOB and fentry:GLOB
 //     (TraceableFuncs), tracefs and its tracepoints (Tracefs,
