@@ -160,22 +160,7 @@ func (g *gen) elemInto(e *lang.FieldExpr, at int16, size int) error {
 // the two), zero-padded, and compared byte for byte.
 func (g *gen) compareTuples(e *lang.BinaryExpr) error {
 	w := commonTuple(g.info.Types[e.X], g.info.Types[e.Y])
-	n := SlotSize(w)
-	a, err := g.frame.alloc(n)
-	if err != nil {
-		return err
-	}
-	b, err := g.frame.alloc(n)
-	if err != nil {
-		return err
-	}
-	if err := g.intoType(e.X, a, w); err != nil {
-		return err
-	}
-	if err := g.intoType(e.Y, b, w); err != nil {
-		return err
-	}
-	return g.blobEqual(a, b, n, e.Op)
+	return g.compareWritten(SlotSize(w), e.Op, func(at int16) error { return g.intoType(e.X, at, w) }, func(at int16) error { return g.intoType(e.Y, at, w) })
 }
 
 // commonTuple is the type that holds values of a and b, tuples of one

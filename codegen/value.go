@@ -148,6 +148,12 @@ func (g *gen) blobEqual(a, b int16, n int, op string) error {
 // both are written to slots of the larger size and compared.
 func (g *gen) compareBlobs(e *lang.BinaryExpr) error {
 	n := max(SlotSize(g.info.Types[e.X]), SlotSize(g.info.Types[e.Y]))
+	return g.compareWritten(n, e.Op, func(at int16) error { return g.into(e.X, at, n) }, func(at int16) error { return g.into(e.Y, at, n) })
+}
+
+// compareWritten compiles == or != (op) of two values that x and y write
+// into slots of n bytes, compared byte for byte.
+func (g *gen) compareWritten(n int, op string, x, y func(at int16) error) error {
 	a, err := g.frame.alloc(n)
 	if err != nil {
 		return err
@@ -156,13 +162,13 @@ func (g *gen) compareBlobs(e *lang.BinaryExpr) error {
 	if err != nil {
 		return err
 	}
-	if err := g.into(e.X, a, n); err != nil {
+	if err := x(a); err != nil {
 		return err
 	}
-	if err := g.into(e.Y, b, n); err != nil {
+	if err := y(b); err != nil {
 		return err
 	}
-	return g.blobEqual(a, b, n, e.Op)
+	return g.blobEqual(a, b, n, op)
 }
 
 // mayLeave is how many bytes from the start of a slot of size bytes
