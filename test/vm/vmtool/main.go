@@ -16,6 +16,10 @@
 //	                              table FAMILY (ip, ip6, inet; default ip) skbtrace_vm,
 //	                              a base chain on HOOK with that policy
 //	vmtool nft [FAMILY] delete    remove it
+//	vmtool link add NAME type veth peer PEER [netns FILE]
+//	vmtool link add NAME type vxlan|geneve id VNI remote ADDR [local ADDR] [dstport PORT]
+//	                              devices busybox's ip cannot make (a peer in a namespace
+//	                              file, a tunnel's VNI, addresses and port)
 //	vmtool pcapcheck [-min N] FILE PORT
 //	                              check vmtool tcp's bytes to PORT in a pcapng skbtrace wrote
 //	vmtool state                  the kernel's BPF and probe state, as the leak check sees it
@@ -49,6 +53,8 @@ func main() {
 		os.Exit(backlog(args))
 	case "nft":
 		os.Exit(nft(args))
+	case "link":
+		os.Exit(link(args))
 	case "pcapcheck":
 		os.Exit(pcapCheck(args))
 	case "state":
@@ -92,6 +98,6 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: vmtool run KERNEL CASE... | env [KERNEL] | send [-mark M] [-n N] [-sport P [-saddr A]] [-tcp] [-timeout D] ADDR:PORT [PAYLOAD] | tcp ... | backlog ... | nft [FAMILY] HOOK accept|drop | nft [FAMILY] delete | state | check CASE...")
+	fmt.Fprintln(os.Stderr, "usage: vmtool run KERNEL CASE... | env [KERNEL] | send [-mark M] [-n N] [-sport P [-saddr A]] [-tcp] [-timeout D] ADDR:PORT [PAYLOAD] | tcp ... | backlog ... | nft [FAMILY] HOOK accept|drop | nft [FAMILY] delete | link add NAME type veth|vxlan|geneve ... | state | check CASE...")
 	os.Exit(2)
 }
