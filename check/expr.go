@@ -421,7 +421,11 @@ func (c *checker) field(e *lang.FieldExpr) types.Type {
 	}
 	m, ok := c.resolveMember(structType, e.Name, x.Kind == types.Ptr)
 	if !ok {
-		c.errorf(lang.Node(nameNode{e.NameSpan}), didYouMean(e.Name, memberNames(structType)), "unknown field %q of %s", e.Name, types.CName(btf.UnderlyingType(structType)))
+		hint := renamedHint(structType, e.Name)
+		if hint == "" {
+			hint = didYouMean(e.Name, memberNames(structType))
+		}
+		c.errorf(lang.Node(nameNode{e.NameSpan}), hint, "unknown field %q of %s", e.Name, types.CName(btf.UnderlyingType(structType)))
 		return types.Bad
 	}
 	if m.Type.Kind == types.Invalid {

@@ -34,8 +34,11 @@ func (c *checker) funcGlob(si *SpecInfo) {
 		return true
 	})
 	if len(si.Funcs) == 0 {
-		c.errorf(s, fmt.Sprintf("%s probes attach to the traceable kernel functions that BTF describes: skbtrace -l '%s:*' lists them", s.Kind, s.Kind),
-			"%s matches no traceable kernel function", s.Text)
+		hint := c.cloneHint(string(s.Kind), s.Target)
+		if hint == "" {
+			hint = fmt.Sprintf("%s probes attach to the traceable kernel functions that BTF describes: skbtrace -l '%s:*' lists them", s.Kind, s.Kind)
+		}
+		c.errorf(s, hint, "%s matches no traceable kernel function", s.Text)
 		si.Unresolved = true
 		return
 	}

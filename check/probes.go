@@ -184,8 +184,12 @@ func (c *checker) spec(s *lang.ProbeSpec, use argUse) *SpecInfo {
 		if err != nil {
 			hint := ""
 			if errors.Is(err, btf.ErrNotFound) {
+				hint = missingFuncHint(s.Target)
 				if m := c.suggestBTF(s.Target, "func"); m != "" {
 					hint = "did you mean " + m + "?"
+				}
+				if h := c.cloneHint(string(s.Kind), s.Target); h != "" {
+					hint = h
 				}
 			}
 			c.errorf(s, hint, "unknown kernel function %q", s.Target)
