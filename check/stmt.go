@@ -146,7 +146,7 @@ func (c *checker) assign(s *lang.AssignStmt) {
 			return
 		}
 		if v.IsInt() {
-			v = types.Type{Kind: types.Int, Size: 8, Signed: v.Signed, Fmt: v.Fmt, BTF: v.BTF}
+			v = types.Type{Kind: types.Int, Size: 8, Signed: v.Signed, Fmt: v.Fmt, BTF: v.BTF, User: v.User}
 		}
 		c.mapAssign(t, keys, v)
 		c.info.Types[t] = v

@@ -31,7 +31,8 @@ format:
 // a struct is a pointer to BTF's struct, which -> reads through, and one
 // to pointers (argv) such a pointer, which [] reads; that a syscall's
 // points into user memory (types.Type.User), as what is read through it
-// does; and that a struct BTF lacks, or a char *, leaves the field a u64.
+// does, and a char * or a pointer to a struct BTF lacks, typed a u64,
+// too.
 func TestRecordStructPointer(t *testing.T) {
 	src := &lang.Source{Name: "nap.bt", Text: `tracepoint:syscalls:sys_enter_clock_nanosleep {
 	$t = args.rqtp;
@@ -52,10 +53,10 @@ func TestRecordStructPointer(t *testing.T) {
 		"args.rqtp":         "struct __kernel_timespec * user",
 		"args.rqtp->tv_sec": "s64",
 		"$t->tv_nsec":       "s64",
-		"args.other":        "u64",
+		"args.other":        "u64 user",
 		"args.argv":         "char * * user",
 		"args.argv[1]":      "char * user",
-		"args.name":         "u64",
+		"args.name":         "u64 user",
 	}
 	lang.Inspect(script, func(n lang.Node) bool {
 		var e lang.Expr

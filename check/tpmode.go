@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/cilium/ebpf/btf"
 
@@ -123,7 +124,7 @@ func (c *checker) recordField(e *lang.FieldExpr) (Member, bool) {
 		c.errorf(e, hint, "no field %q in %s", e.Name, c.ctx.Record.Name)
 		return Member{}, false
 	}
-	user := m.Type.Kind == types.Ptr && c.userRecord()
+	user := (m.Type.Kind == types.Ptr || declaredPointer(m.BTF)) && c.userRecord()
 	m.Type.User = user
 	own := map[*SpecInfo]Member{c.ctx.Specs[0]: m}
 	first := m
@@ -156,6 +157,14 @@ func (c *checker) recordField(e *lang.FieldExpr) (Member, bool) {
 		}
 	}
 	return m, true
+}
+
+// declaredPointer reports whether a format field typed a u64 was declared
+// a pointer (const char * filename): a syscall's is an address in the
+// process's memory, which str() reads there, from a variable or a map too.
+func declaredPointer(t btf.Type) bool {
+	in, ok := t.(*btf.Int)
+	return ok && strings.Contains(in.Name, "*")
 }
 
 // widenRecordType is the type of a field two tracepoints' records have,

@@ -99,8 +99,9 @@ type Type struct {
 	// comparable).
 	Tuple *TupleType
 	// User marks a pointer into the traced process's memory (a syscall
-	// tracepoint's pointer field), and a struct reached through one: what
-	// it points to is read with bpf_probe_read_user.
+	// tracepoint's pointer field, a u64 where it points to char), and a
+	// struct reached through one: what it points to is read with
+	// bpf_probe_read_user. Variables and map values keep it.
 	User bool
 }
 
