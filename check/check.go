@@ -35,6 +35,9 @@ type Options struct {
 	// a tracepoint glob's two globs match (tracefs's events). Without it the
 	// raw tracepoints of BTF are listed.
 	MatchTracepoints func(category, name string) ([]string, error)
+	// BPFProgs, when set, lists the loaded BPF packet programs that bpf:
+	// and bpfret: probes attach to; without it those probes are errors.
+	BPFProgs func() ([]BPFProg, error)
 }
 
 // Check resolves every name of a script and computes every expression's type.

@@ -222,6 +222,9 @@ func (c *checker) useField(e *lang.Ident, f *stdlib.Field) types.Type {
 	switch {
 	case f.Needs&stdlib.NeedSkb != 0 && !c.ctx.Skb:
 		hint := where
+		if h := c.xdpLacksSkb(e.Name); h != "" {
+			hint = h
+		}
 		if why := c.globLacks("a struct sk_buff *", func(f *SpecInfo) bool { return f.SkbParam >= 0 }); why != "" {
 			hint = why
 		}
@@ -245,6 +248,9 @@ func (c *checker) useField(e *lang.Ident, f *stdlib.Field) types.Type {
 		return types.Bad
 	case f.Needs&stdlib.NeedReason != 0 && !c.ctx.Reason:
 		c.ctxErrorf(e, c.reasonHint(), "no drop reason in this probe")
+		return types.Bad
+	case f.Needs&stdlib.NeedProg != 0 && !c.ctx.Prog:
+		c.ctxErrorf(e, e.Name+" is the traced BPF program, in bpf:TYPE:NAME and bpfret:TYPE:NAME probes", "no BPF program traced in this probe")
 		return types.Bad
 	case f.Needs&stdlib.NeedFunc != 0 && !c.ctx.Func:
 		c.ctxErrorf(e, "func is the traced function in skb:, kprobe and fentry probes", "no traced function in this probe")

@@ -116,6 +116,9 @@ type ProbeInfo struct {
 	// Entry is set on skbret: probes, whose function's entry was seen:
 	// duration is known.
 	Entry bool
+	// Prog is set where every spec is a bpf: or bpfret: probe: prog and
+	// prog_id are known.
+	Prog bool
 	// Retval is the return type on return probes, Invalid elsewhere.
 	Retval types.Type
 	// RetvalDiffers, where the specs of a list do not return one type, is
@@ -166,6 +169,11 @@ type SpecInfo struct {
 	Funcs []*SpecInfo
 	// Func is the function of one of Funcs.
 	Func string
+	// Progs are, for a bpf: or bpfret: spec, one SpecInfo per loaded
+	// program it matches (bpfprog.go), each with its Prog, and Func its
+	// entry function, which fentry attaches to.
+	Progs []*SpecInfo
+	Prog  *BPFProg
 	// Ret is, on a return probe's glob, this function's return type
 	// (RetVoid: it returns nothing); the code reads retval as that type.
 	Ret     types.Type

@@ -15,7 +15,7 @@ import (
 // probeContext works out what each spec of a probe provides and intersects
 // them: a field is usable in a probe only if every one of its specs has it.
 func (c *checker) probeContext(p *lang.Probe) *ProbeInfo {
-	pi := &ProbeInfo{Skb: true, Reason: true, Func: true, Entry: true, Retval: types.Bad}
+	pi := &ProbeInfo{Skb: true, Reason: true, Func: true, Entry: true, Prog: true, Retval: types.Bad}
 	use := c.scanArgs(p)
 	first := types.Bad // the first spec's return type
 	specs, missed := c.expandSpecs(p.Specs)
@@ -49,6 +49,7 @@ func (c *checker) probeContext(p *lang.Probe) *ProbeInfo {
 		pi.Reason = pi.Reason && reason
 		pi.Func = pi.Func && fn
 		pi.Entry = pi.Entry && si.Spec.Kind == lang.ProbeSkbRet
+		pi.Prog = pi.Prog && (si.Spec.Kind == lang.ProbeBpf || si.Spec.Kind == lang.ProbeBpfRet)
 		if i == 0 || len(pi.Specs) == 1 {
 			pi.Retval, first = retval, retval
 			pi.Params, pi.NoArgs = si.Params, noArgs
@@ -93,6 +94,10 @@ func (c *checker) provides(si *SpecInfo) (skb, reason, fn bool, retval types.Typ
 	switch si.Spec.Kind {
 	case lang.ProbeUprobe, lang.ProbeUretprobe:
 		return userProvides(si)
+	case lang.ProbeBpf:
+		return si.SkbParam >= 0, false, false, retval, ""
+	case lang.ProbeBpfRet:
+		return si.SkbParam >= 0, false, false, bpfVerdict(si), ""
 	case lang.ProbeSkb:
 		return true, true, true, retval, "skb:" + si.Spec.Target + " matches many functions with different arguments; use kprobe:FN or fentry:FN for args"
 	case lang.ProbeSkbRet:
@@ -173,6 +178,9 @@ func (c *checker) spec(s *lang.ProbeSpec, use argUse) *SpecInfo {
 		}
 	case lang.ProbeUprobe, lang.ProbeUretprobe:
 		c.uprobe(si)
+		return si
+	case lang.ProbeBpf, lang.ProbeBpfRet:
+		c.bpfProg(si)
 		return si
 	case lang.ProbeKprobe, lang.ProbeKretprobe, lang.ProbeFentry, lang.ProbeFexit:
 		if IsFuncGlob(s.Target) {

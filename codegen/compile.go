@@ -59,6 +59,10 @@ type Program struct {
 	// or a kprobe each. (An fentry or fexit glob compiles to a program
 	// per function, with Function set.)
 	Functions []string
+	// BPF is, on a bpf: or bpfret: program, the loaded program it traces
+	// (fentry or fexit on its function, AttachTo): the runtime opens it
+	// by its id as the AttachTarget.
+	BPF *check.BPFProg
 }
 
 // KprobeForm reports whether p is an skb: program in the kprobe form: one
@@ -99,6 +103,8 @@ type SkbTarget struct {
 	// program is for many (compileGlob).
 	fn     string
 	shared bool
+	// bpf is the loaded program a bpf: or bpfret: spec's program traces.
+	bpf *check.BPFProg
 }
 
 // Options configure code generation.
@@ -193,6 +199,14 @@ func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 	for pi, p := range s.Probes {
 		for si, spec := range info.Probes[p].Specs {
 			name := fmt.Sprintf("p%d_%d", pi, si)
+			if len(spec.Progs) > 0 {
+				progs, err := compileBPFProgs(s, info, ms, out, p, spec, name, opts.Ksym)
+				if err != nil {
+					return nil, err
+				}
+				out.Programs = append(out.Programs, progs...)
+				continue
+			}
 			if len(spec.Funcs) > 0 {
 				progs, err := compileGlob(s, info, ms, out, p, spec, name, opts.Ksym)
 				if err != nil {
@@ -409,6 +423,9 @@ func compileProbeWith(give int, info *check.Info, ms *mapSet, out *Output, p *la
 	case lang.ProbeFexit:
 		g.ctx = ctxArgs
 		ps.Type, ps.AttachType, ps.AttachTo = ebpf.Tracing, ebpf.AttachTraceFExit, spec.Function()
+	case lang.ProbeBpf, lang.ProbeBpfRet:
+		g.ctx = ctxArgs
+		ps.Type, ps.AttachType, ps.AttachTo = ebpf.Tracing, bpfAttachType(spec.Spec.Kind), spec.Function()
 	case lang.ProbeKprobe, lang.ProbeKretprobe:
 		g.ctx = ctxRegs
 		ps.Type, ps.AttachTo = ebpf.Kprobe, spec.Function()
@@ -531,7 +548,7 @@ func compileProbeWith(give int, info *check.Info, ms *mapSet, out *Output, p *la
 	if err := checkJumps(ps.Instructions); err != nil {
 		return nil, err
 	}
-	prog := &Program{Probe: p, Spec: spec, Name: name, Prog: ps, SkbArg: tg.SkbArg, HasReason: tg.HasReason, ReasonArg: tg.ReasonArg, Return: tg.Return, Ret: tg.Ret}
+	prog := &Program{Probe: p, Spec: spec, Name: name, Prog: ps, SkbArg: tg.SkbArg, HasReason: tg.HasReason, ReasonArg: tg.ReasonArg, Return: tg.Return, Ret: tg.Ret, BPF: tg.bpf}
 	if tg.Return && !tg.Fentry {
 		// The kprobe form reads the skb its entry stashed.
 		prog.SkbArg = -1

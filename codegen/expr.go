@@ -370,6 +370,8 @@ func (g *gen) context(e *lang.Ident, f *stdlib.Field) error {
 			}
 		}
 		g.fit(asm.R0, g.info.Types[e])
+	case "prog", "prog_id":
+		return g.bpfProgValue(f.Name)
 	case "duration":
 		// Now less the entry's time, which the prologue took.
 		g.emit(asm.FnKtimeGetNs.Call(), asm.LoadMem(asm.R1, asm.RFP, g.entryTime, asm.DWord), asm.Sub.Reg(asm.R0, asm.R1))

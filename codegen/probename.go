@@ -47,6 +47,8 @@ func (g *gen) probeName() string {
 		return ""
 	case sp.Kind == lang.ProbeUprobe, sp.Kind == lang.ProbeUretprobe:
 		return g.spec.UserProbeName()
+	case sp.Kind == lang.ProbeBpf, sp.Kind == lang.ProbeBpfRet:
+		return bpfProbeName(sp.Kind, g.target.bpf)
 	case sp.Kind == lang.ProbeKprobe, sp.Kind == lang.ProbeKretprobe, sp.Kind == lang.ProbeFentry, sp.Kind == lang.ProbeFexit:
 		if g.target.shared {
 			return ""

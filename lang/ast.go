@@ -50,6 +50,11 @@ const (
 	// return: uprobe:BINARY:FUNC, BINARY a path or a library name (libc).
 	ProbeUprobe    ProbeKind = "uprobe"
 	ProbeUretprobe ProbeKind = "uretprobe"
+	// ProbeBpf and ProbeBpfRet are the entry and the return of loaded BPF
+	// packet programs: bpf:TYPE:GLOB, TYPE tc, xdp or cgroup_skb (or *),
+	// GLOB on the program's name, or its id (bpfprog.go).
+	ProbeBpf    ProbeKind = "bpf"
+	ProbeBpfRet ProbeKind = "bpfret"
 )
 
 // ProbeSpec is one attach point of a probe list, such as `skb:ip_rcv*`,
@@ -73,7 +78,11 @@ type ProbeSpec struct {
 	Binary  string
 	Offset  uint64
 	Address uint64
-	Text    string
+	// ProgID is, on a bpf: or bpfret: spec naming a program by its id
+	// (bpf:tc:42), that id; Category is then the program type and Name
+	// "*" or, as bpftrace's fentry:bpf:ID:NAME, the name it must have.
+	ProgID uint32
+	Text   string
 }
 
 // Probe is a probe list, an optional predicate and an action block.

@@ -68,6 +68,8 @@ func (d dumper) probe(depth int, p *Probe) {
 			} else {
 				d.line(depth+1, s, "Spec %s period=%dns", s.Kind, s.Period)
 			}
+		case ProbeBpf, ProbeBpfRet:
+			d.line(depth+1, s, "Spec %s type=%s name=%s id=%d", s.Kind, s.Category, s.Name, s.ProgID)
 		case ProbeBegin, ProbeEnd:
 			d.line(depth+1, s, "Spec %s", s.Kind)
 		default:

@@ -18,6 +18,7 @@ var probeAliases = map[string]ProbeKind{
 	"uprobe": ProbeUprobe, "u": ProbeUprobe, "uretprobe": ProbeUretprobe, "ur": ProbeUretprobe,
 	// bpftrace's older names of fentry and fexit.
 	"kfunc": ProbeFentry, "kretfunc": ProbeFexit,
+	"bpf": ProbeBpf, "bpfret": ProbeBpfRet,
 }
 
 // outOfScope are bpftrace's probe kinds skbtrace does not have, and why.
@@ -38,7 +39,7 @@ var outOfScopeAliases = map[string]string{
 }
 
 // ProbeKindNames lists the probe kinds, for hints.
-var ProbeKindNames = []string{"skb", "skbret", "kprobe", "kretprobe", "fentry", "fexit", "tracepoint", "interval", "profile", "uprobe", "uretprobe", "BEGIN", "END"}
+var ProbeKindNames = []string{"skb", "skbret", "kprobe", "kretprobe", "fentry", "fexit", "tracepoint", "interval", "profile", "uprobe", "uretprobe", "bpf", "bpfret", "BEGIN", "END"}
 
 func (l *lowerer) spec(g *gSpec) *ProbeSpec {
 	sp := l.span(g.Pos, g.EndPos)
@@ -97,7 +98,18 @@ func (l *lowerer) spec(g *gSpec) *ProbeSpec {
 			break
 		}
 		s.Period = l.interval(sp, "profile", rest)
-	case ProbeKprobe, ProbeKretprobe, ProbeFentry, ProbeFexit:
+	case ProbeFentry, ProbeFexit:
+		if prog, ok := strings.CutPrefix(rest, "bpf:"); ok {
+			// bpftrace's fentry:bpf:PROG and fexit:bpf:PROG.
+			s.Kind = ProbeBpf
+			if k == ProbeFexit {
+				s.Kind = ProbeBpfRet
+			}
+			l.bpfProgSpec(sp, s, "*:"+prog)
+			break
+		}
+		fallthrough
+	case ProbeKprobe, ProbeKretprobe:
 		// A glob (kprobe:tcp_*) attaches to every traceable function it
 		// matches, as skb: does.
 		if rest == "" || !isIdent(rest) && !(strings.ContainsAny(rest, "*?[") && isGlob(rest)) {
@@ -105,6 +117,8 @@ func (l *lowerer) spec(g *gSpec) *ProbeSpec {
 		}
 	case ProbeUprobe, ProbeUretprobe:
 		l.uprobeSpec(sp, s, rest)
+	case ProbeBpf, ProbeBpfRet:
+		l.bpfProgSpec(sp, s, rest)
 	case ProbeSkb, ProbeSkbRet:
 		if rest == "" {
 			l.diags.Add(sp, string(k)+":* traces every function that takes a struct sk_buff *", "%s probe needs a function pattern", k)

@@ -7,8 +7,8 @@ import (
 
 // CheckOptions are the checker's options for this kernel: the types of
 // spec, the positional parameters, tracefs for classic tracepoints (warn
-// hears what it could not read) and the functions that can be traced.
+// hears what it could not read) and the functions that can be traced, and the loaded BPF packet programs.
 func CheckOptions(spec check.BTF, params []string, warn func(string)) check.Options {
 	return check.Options{BTF: spec, Params: params, TracepointFormat: kernel.TracepointFormat(warn), TracepointExists: kernel.TracepointExists,
-		MatchFuncs: kernel.TraceableFuncs, MatchTracepoints: kernel.MatchTracepoints}
+		MatchFuncs: kernel.TraceableFuncs, MatchTracepoints: kernel.MatchTracepoints, BPFProgs: bpfProgs}
 }

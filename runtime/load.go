@@ -33,7 +33,7 @@ func LoadWith(out *codegen.Output, verbose bool, ids KernelTypeIDs) (*ebpf.Colle
 	for _, p := range out.Programs {
 		// Helpers and fentry programs load one by one, later: one that
 		// fails costs itself only.
-		if (p.Helper == "" || p.Helper == codegen.HelperEntry) && p.Function == "" {
+		if (p.Helper == "" || p.Helper == codegen.HelperEntry) && p.Function == "" && p.BPF == nil {
 			if _, _, ok := targetType(p.Prog); ok && ids != nil {
 				byID = append(byID, p)
 				continue

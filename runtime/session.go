@@ -194,8 +194,8 @@ func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (*S
 	}
 	warmProgRun(out)
 	for _, p := range out.Programs {
-		if p.Helper != "" || p.Function != "" || p.KprobeForm() || len(p.Functions) > 0 {
-			continue // helpers, and skb: programs on functions, come next
+		if p.Helper != "" || p.Function != "" || p.KprobeForm() || len(p.Functions) > 0 || p.BPF != nil {
+			continue // helpers, skb: programs on functions and bpf: programs come next
 		}
 		switch p.Spec.Spec.Kind {
 		case lang.ProbeBegin, lang.ProbeEnd, lang.ProbeInterval:
@@ -215,6 +215,10 @@ func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (*S
 			return nil, err
 		}
 		s.links = append(s.links, l)
+	}
+	if err := s.attachBPF(); err != nil {
+		s.Close()
+		return nil, err
 	}
 	if opts.Funcs != nil {
 		s.progress = opts.Funcs.Progress

@@ -17,6 +17,7 @@ const (
 	NeedReason                  // a drop reason is known
 	NeedFunc                    // a kernel function is traced (not BEGIN/END/interval/tracepoint)
 	NeedEntry                   // the return side of a function whose entry was seen (skbret:)
+	NeedProg                    // a BPF program is traced (bpf:, bpfret:)
 )
 
 // SourceKind says where a builtin's value comes from.
@@ -154,7 +155,9 @@ var Fields = []*Field{
 	{Name: "nsecs", Doc: "monotonic time in nanoseconds", Type: types.U64, Src: ctx()},
 	{Name: "elapsed", Doc: "nanoseconds since tracing started", Type: types.U64, Src: ctx()},
 	{Name: "kstack", Doc: "the kernel stack", Type: types.Type{Kind: types.Stack}, Src: ctx()},
-	{Name: "retval", Doc: "the return value, on kretprobe, uretprobe, fexit and skbret", Type: types.S64, Needs: NeedRetval, Src: ctx()},
+	{Name: "retval", Doc: "the return value, on kretprobe, uretprobe, fexit and skbret; on bpfret, the program's verdict by name (TC_ACT_SHOT, XDP_DROP, SK_PASS)", Type: types.S64, Needs: NeedRetval, Src: ctx()},
+	{Name: "prog", Doc: "the traced BPF program's name, in bpf: and bpfret: probes", Type: types.Type{Kind: types.Int, Size: 8, Fmt: types.FmtProbe}, Needs: NeedProg, Src: ctx()},
+	{Name: "prog_id", Doc: "the traced BPF program's id, in bpf: and bpfret: probes", Type: types.U32, Needs: NeedProg, Src: ctx()},
 	{Name: "duration", Doc: "nanoseconds since the function's entry, on skbret", Type: types.U64, Needs: NeedEntry, Src: ctx()},
 }
 

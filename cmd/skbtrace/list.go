@@ -21,6 +21,9 @@ import (
 // listOther's, skbret:GLOB listSkbRet's. Where skb: falls back to
 // tracepoints, it says so: the functions listed do not attach here.
 func list(o options, pattern string, stdout, stderr io.Writer) int {
+	if strings.HasPrefix(pattern, "bpf:") || strings.HasPrefix(pattern, "bpfret:") {
+		return listBPF(pattern, stdout, stderr)
+	}
 	if code, ok := listOther(o, pattern, stdout, stderr); ok {
 		return code
 	}

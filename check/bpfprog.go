@@ -1,0 +1,169 @@
+package check
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/lang/types"
+)
+
+// BPFProg is a loaded BPF packet program a bpf: probe may attach to (the
+// runtime lists them: Options.BPFProgs).
+type BPFProg struct {
+	ID   uint32
+	Name string // the kernel's name of it, up to 15 characters
+	// Type is tc (sched_cls or sched_act), xdp or cgroup_skb.
+	Type string
+	// Func is its entry function's name in its BTF, which fentry attaches
+	// to; "" where it was loaded without BTF.
+	Func string
+}
+
+// bpfProg resolves a bpf: or bpfret: spec to the loaded programs it
+// matches, each a SpecInfo of si.Progs with its context as argument 0: the
+// kernel's struct sk_buff * for tc and cgroup_skb (the program's struct
+// __sk_buff * is that skb), struct xdp_buff * for xdp. The spec has the
+// skb where every program it matches has one.
+func (c *checker) bpfProg(si *SpecInfo) {
+	s := si.Spec
+	if _, err := path.Match(s.Name, ""); err != nil {
+		c.errorf(s, "a glob has * (any run), ? (one character) and [a-z] (a class), e.g. bpf:tc:cil_*", "invalid pattern %q: %v", s.Name, err)
+		si.Unresolved = true
+		return
+	}
+	if c.opts.BPFProgs == nil {
+		c.errorf(s, "", "%s: the loaded BPF programs cannot be listed here", s.Text)
+		si.Unresolved = true
+		return
+	}
+	progs, err := c.opts.BPFProgs()
+	if err != nil {
+		c.errorf(s, "run as root (listing BPF programs needs CAP_SYS_ADMIN)", "%s: list the loaded BPF programs: %v", s.Text, err)
+		si.Unresolved = true
+		return
+	}
+	var noBTF []string
+	for i := range progs {
+		p := &progs[i]
+		if !BPFProgMatches(s, p) {
+			continue
+		}
+		if p.Func == "" {
+			noBTF = append(noBTF, fmt.Sprintf("%s (id %d)", p.Name, p.ID))
+			continue
+		}
+		psi := &SpecInfo{Spec: s, Func: p.Func, Prog: p, SkbParam: -1, ReasonParam: -1}
+		c.setProto(psi, c.bpfProgProto(p.Type), 0)
+		si.Progs = append(si.Progs, psi)
+	}
+	if len(si.Progs) == 0 {
+		what := s.Category + " program"
+		if s.Category == "*" {
+			what = "tc, xdp or cgroup_skb program"
+		}
+		switch {
+		case len(noBTF) > 0:
+			c.errorf(s, "fentry attaches to a BPF program through its BTF: load it with BTF (clang -g, or a ProgramSpec with btf.Func metadata)", "%s matches %s, loaded without BTF", s.Text, strings.Join(noBTF, ", "))
+		default:
+			c.errorf(s, "skbtrace -l 'bpf:*' lists the loaded tc, xdp and cgroup_skb programs", "%s matches no loaded %s", s.Text, what)
+		}
+		si.Unresolved = true
+		return
+	}
+	first := si.Progs[0]
+	si.Proto, si.Params, si.SkbParam = first.Proto, first.Params, first.SkbParam
+	for _, p := range si.Progs[1:] {
+		if p.Prog.Type != first.Prog.Type {
+			// Mixed types: the context differs, no skb, no args.
+			si.Params, si.SkbParam = []Param{}, -1
+			break
+		}
+	}
+}
+
+// BPFProgMatches reports whether a bpf: spec names a loaded program: its
+// type (or *), its id where the spec gives one, its name by the glob.
+func BPFProgMatches(s *lang.ProbeSpec, p *BPFProg) bool {
+	if s.Category != "*" && s.Category != p.Type {
+		return false
+	}
+	if s.ProgID != 0 && s.ProgID != p.ID {
+		return false
+	}
+	ok, _ := path.Match(s.Name, p.Name)
+	return ok
+}
+
+// bpfProgProto is the prototype fentry sees of a program of a type: its
+// context as the kernel's object (the verifier translates the program's
+// struct __sk_buff * and struct xdp_md * so), returning int.
+func (c *checker) bpfProgProto(typ string) *btf.FuncProto {
+	name, param := "sk_buff", "skb"
+	if typ == "xdp" {
+		name, param = "xdp_buff", "xdp"
+	}
+	var st *btf.Struct
+	if err := c.opts.BTF.TypeByName(name, &st); err != nil {
+		return nil
+	}
+	return &btf.FuncProto{
+		Return: &btf.Int{Name: "int", Size: 4, Encoding: btf.Signed},
+		Params: []btf.FuncParam{{Name: param, Type: &btf.Pointer{Target: st}}},
+	}
+}
+
+// bpfVerdict is the type of a bpfret: probe's retval: the verdict of its
+// programs' type, an enum the runtime prints by name (TC_ACT_SHOT,
+// XDP_DROP, SK_PASS); an int where the spec's programs are of several
+// types.
+func bpfVerdict(si *SpecInfo) types.Type {
+	typ := ""
+	for i, p := range si.Progs {
+		if i > 0 && p.Prog.Type != typ {
+			return types.S32
+		}
+		typ = p.Prog.Type
+	}
+	en := verdictEnums[typ]
+	if en == nil {
+		return types.S32
+	}
+	return types.Type{Kind: types.Int, Size: 4, Signed: true, Fmt: types.FmtEnum, BTF: en}
+}
+
+func verdictEnum(name string, values ...any) *btf.Enum {
+	en := &btf.Enum{Name: name, Size: 4, Signed: true}
+	for i := 0; i < len(values); i += 2 {
+		en.Values = append(en.Values, btf.EnumValue{Name: values[i].(string), Value: uint64(int64(values[i+1].(int)))})
+	}
+	return en
+}
+
+// verdictEnums are the verdicts by program type: tc's TC_ACT_* of
+// <linux/pkt_cls.h> (defines, not in BTF), XDP's enum xdp_action, and
+// enum sk_action, which a cgroup_skb program's 0 and 1 are.
+var verdictEnums = map[string]*btf.Enum{
+	"tc": verdictEnum("tc_action", "TC_ACT_UNSPEC", -1, "TC_ACT_OK", 0, "TC_ACT_RECLASSIFY", 1, "TC_ACT_SHOT", 2,
+		"TC_ACT_PIPE", 3, "TC_ACT_STOLEN", 4, "TC_ACT_QUEUED", 5, "TC_ACT_REPEAT", 6, "TC_ACT_REDIRECT", 7, "TC_ACT_TRAP", 8),
+	"xdp":        verdictEnum("xdp_action", "XDP_ABORTED", 0, "XDP_DROP", 1, "XDP_PASS", 2, "XDP_TX", 3, "XDP_REDIRECT", 4),
+	"cgroup_skb": verdictEnum("sk_action", "SK_DROP", 0, "SK_PASS", 1),
+}
+
+// xdpLacksSkb is the hint where a bpf:xdp probe reads an skb field: an XDP
+// program runs before there is an skb, and its frame is args.xdp.
+func (c *checker) xdpLacksSkb(field string) string {
+	if c.ctx == nil || len(c.ctx.Specs) == 0 {
+		return ""
+	}
+	for _, si := range c.ctx.Specs {
+		if si.Spec.Kind != lang.ProbeBpf && si.Spec.Kind != lang.ProbeBpfRet || si.Spec.Category != "xdp" {
+			return ""
+		}
+	}
+	return "an XDP program sees a frame before the kernel makes an skb of it: read args.xdp (struct xdp_buff *): " +
+		"args.xdp->data_end - args.xdp->data is its length, args.xdp->rxq->dev->name its device (" + field + " is not there yet)"
+}

@@ -1,0 +1,71 @@
+package codegen_test
+
+import (
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/skbtrace/skbtrace/check"
+	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/internal/bpfprogtest"
+	"github.com/skbtrace/skbtrace/internal/testkit/compiletest"
+)
+
+// TestBpfProgPrograms checks that a bpfret: probe compiles to an fexit
+// program per loaded program it matches, on that program's function, that
+// reads the verdict after the one argument (the context, in R1 or its
+// copy in R9) and puts prog_id as a constant; then loads each with its
+// target, where the kernel allows fentry on BPF programs (the VM suite's
+// bpf-tc-verdict case runs them on traffic).
+func TestBpfProgPrograms(t *testing.T) {
+	var targets []*ebpf.Program
+	var progs []check.BPFProg
+	for _, name := range []string{"cg_tc_a", "cg_tc_b"} {
+		p, err := ebpf.NewProgram(bpfprogtest.TCDropPort(name, 9))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		info, _ := p.Info()
+		id, _ := info.ID()
+		targets = append(targets, p)
+		progs = append(progs, check.BPFProg{ID: uint32(id), Name: name, Type: "tc", Func: name})
+	}
+	list := func() ([]check.BPFProg, error) { return progs, nil }
+	_, out := compiletest.Compile(t, `bpfret:tc:cg_tc_* { @[retval, prog_id] = count() }`, check.Options{BPFProgs: list}, codegen.Options{})
+	if len(out.Programs) != 2 {
+		t.Fatalf("%d programs, want 2", len(out.Programs))
+	}
+	for i, p := range out.Programs {
+		ps := p.Prog
+		if ps.Type != ebpf.Tracing || ps.AttachType != ebpf.AttachTraceFExit || ps.AttachTo != progs[i].Name || p.BPF == nil || p.BPF.ID != progs[i].ID {
+			t.Errorf("program %d: %v %v on %q (target %+v), want fexit on %s (id %d)", i, ps.Type, ps.AttachType, ps.AttachTo, p.BPF, progs[i].Name, progs[i].ID)
+		}
+		readsRet, hasID := false, false
+		for _, ins := range ps.Instructions {
+			if ins.OpCode.Class().IsLoad() && (ins.Src == asm.R9 || ins.Src == asm.R1) && ins.Offset == 8 {
+				readsRet = true
+			}
+			if ins.OpCode.ALUOp() == asm.Mov && ins.Constant == int64(progs[i].ID) {
+				hasID = true
+			}
+		}
+		if !readsRet || !hasID {
+			t.Errorf("program %d: reads the verdict at ctx+8: %v; has prog_id %d: %v", i, readsRet, progs[i].ID, hasID)
+		}
+		cp := ps.Copy()
+		cp.AttachTarget = targets[i]
+		coll, err := ebpf.NewCollection(&ebpf.CollectionSpec{Maps: out.Maps, Programs: map[string]*ebpf.ProgramSpec{p.Name: cp}})
+		switch {
+		case errors.Is(err, os.ErrPermission):
+			t.Logf("the kernel refuses fentry on BPF programs here: %v", err)
+		case err != nil:
+			t.Errorf("load %s on %s: %v", p.Name, progs[i].Name, err)
+		default:
+			coll.Close()
+		}
+	}
+}

@@ -1,0 +1,87 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+
+	"github.com/skbtrace/skbtrace/check"
+	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/runtime/kernel"
+)
+
+// bpfProgs lists the loaded packet programs for the checker.
+func bpfProgs() ([]check.BPFProg, error) {
+	ps, err := kernel.PacketProgs()
+	out := make([]check.BPFProg, len(ps))
+	for i, p := range ps {
+		out[i] = check.BPFProg{ID: p.ID, Name: p.Name, Type: p.Type, Func: p.Func}
+	}
+	return out, err
+}
+
+// attachBPF loads each bpf: and bpfret: program, with the program it
+// traces (opened by its id) as its target, and attaches it: fentry or
+// fexit on that program's function.
+func (s *Session) attachBPF() error {
+	for _, p := range s.out.Programs {
+		if p.BPF == nil {
+			continue
+		}
+		l, err := s.attachBPFProg(p)
+		if err != nil {
+			return fmt.Errorf("attach %s to %s program %s (id %d): %w", p.Spec.Spec.Text, p.BPF.Type, p.BPF.Name, p.BPF.ID, err)
+		}
+		s.links = append(s.links, l)
+	}
+	return nil
+}
+
+func (s *Session) attachBPFProg(p *codegen.Program) (link.Link, error) {
+	target, err := ebpf.NewProgramFromID(ebpf.ProgramID(p.BPF.ID))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("the program was unloaded after the script was checked; run again")
+		}
+		return nil, err
+	}
+	defer target.Close()
+	cp := *p
+	cp.Prog = p.Prog.Copy()
+	cp.Prog.AttachTarget = target
+	prog, err := LoadShared(s.coll, &cp)
+	if err != nil {
+		return nil, explainBPFTrace(err, s.verbose)
+	}
+	defer prog.Close()
+	l, err := link.AttachTracing(link.TracingOptions{Program: prog, AttachType: p.Prog.AttachType})
+	if err != nil {
+		return nil, explainBPFTrace(err, s.verbose)
+	}
+	return l, nil
+}
+
+// explainBPFTrace says what is missing where the kernel refuses fentry or
+// fexit on a BPF program, and what to do.
+func explainBPFTrace(err error, verbose bool) error {
+	var ve *ebpf.VerifierError
+	switch {
+	case errors.Is(err, os.ErrPermission):
+		why := "the kernel refused fentry on a BPF program (EPERM)"
+		if lock := kernel.Lockdown(); lock != "" && lock != "none" {
+			why += ": kernel lockdown is " + lock
+		} else {
+			why += ": fentry/fexit is not allowed here (an LSM, lockdown, or a kernel whose BPF trampolines are off, or not root)"
+		}
+		return fmt.Errorf("%s; bpf: probes need fentry (Linux 5.5+ with BTF, x86-64 or arm64 6.0+); "+
+			"trace the packet around the program instead: skb:tcf_classify, skbret:tcf_classify, or tracepoint:xdp:*", why)
+	case errors.Is(err, ebpf.ErrNotSupported):
+		return fmt.Errorf("this kernel cannot attach fentry to BPF programs (Linux 5.5 and later with BPF trampolines): %w", err)
+	case errors.As(err, &ve) && !verbose:
+		return fmt.Errorf("the verifier refused the tracing program (run with -v for its log): %v", ve.Cause)
+	}
+	return err
+}
