@@ -55,3 +55,18 @@ func (g *gen) bpfProgValue(what string) error {
 	g.emit(asm.Mov.Imm(asm.R0, int32(p.ID)))
 	return g.vs.push(asm.R0)
 }
+
+// bpfProgCompare reports whether a comparison with a name is prog's, in a
+// bpf: program (prog == "cil_from_netdev"): the checker records it as
+// probe's, whose value prog shares.
+func (g *gen) bpfProgCompare(e *lang.BinaryExpr) bool {
+	if g.target.bpf == nil {
+		return false
+	}
+	for _, x := range []lang.Expr{e.X, e.Y} {
+		if id, ok := x.(*lang.Ident); ok && id.Name == "prog" {
+			return true
+		}
+	}
+	return false
+}

@@ -69,3 +69,26 @@ func TestBpfProgPrograms(t *testing.T) {
 		}
 	}
 }
+
+// TestBpfProgCompare checks that prog == "NAME" is known when each
+// program is compiled: true in the program for NAME, false in the other's.
+func TestBpfProgCompare(t *testing.T) {
+	progs := []check.BPFProg{{ID: 1, Name: "cg_tc_a", Type: "tc", Func: "cg_tc_a"}, {ID: 2, Name: "cg_tc_b", Type: "tc", Func: "cg_tc_b"}}
+	list := func() ([]check.BPFProg, error) { return progs, nil }
+	_, out := compiletest.Compile(t, `bpf:tc:cg_tc_* /prog == "cg_tc_a"/ { @ = count() }`, check.Options{BPFProgs: list}, codegen.Options{})
+	for i, want := range []int64{1, 0} {
+		insns := out.Programs[i].Prog.Instructions
+		got := int64(-1)
+		for j := 0; j+1 < len(insns); j++ {
+			mov, jeq := insns[j], insns[j+1]
+			if mov.OpCode.ALUOp() == asm.Mov && mov.Dst == asm.R0 && mov.OpCode.Source() == asm.ImmSource &&
+				jeq.OpCode.JumpOp() == asm.JEq && jeq.Dst == asm.R0 && jeq.Constant == 0 {
+				got = mov.Constant
+				break
+			}
+		}
+		if got != want {
+			t.Errorf("program for %s: prog == \"cg_tc_a\" is %d, want %d:\n%v", progs[i].Name, got, want, insns)
+		}
+	}
+}

@@ -99,6 +99,10 @@ func (g *gen) probeCompare(e *lang.BinaryExpr, name string) error {
 		eq, ne = 0, 1
 	}
 	own := g.probeName()
+	if g.bpfProgCompare(e) {
+		// prog in a bpf: program: the traced program's name.
+		own = g.target.bpf.Name
+	}
 	if g.userFuncCompare(e) {
 		// func in a uprobe: the function's name.
 		own = g.spec.Func
