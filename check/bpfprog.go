@@ -165,5 +165,5 @@ func (c *checker) xdpLacksSkb(field string) string {
 		}
 	}
 	return "an XDP program sees a frame before the kernel makes an skb of it: read args.xdp (struct xdp_buff *): " +
-		"args.xdp->data_end - args.xdp->data is its length, args.xdp->rxq->dev->name its device (" + field + " is not there yet)"
+		"(uint64)args.xdp->data_end - (uint64)args.xdp->data is its length, args.xdp->rxq->dev->name its device (" + field + " is not there yet)"
 }
