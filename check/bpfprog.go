@@ -9,6 +9,7 @@ import (
 
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/lang/types"
+	"github.com/skbtrace/skbtrace/stdlib"
 )
 
 // BPFProg is a loaded BPF packet program a bpf: probe may attach to (the
@@ -153,17 +154,35 @@ var verdictEnums = map[string]*btf.Enum{
 	"cgroup_skb": verdictEnum("sk_action", "SK_DROP", 0, "SK_PASS", 1),
 }
 
-// xdpLacksSkb is the hint where a bpf:xdp probe reads an skb field: an XDP
-// program runs before there is an skb, and its frame is args.xdp.
-func (c *checker) xdpLacksSkb(field string) string {
+// xdpProbe reports whether every spec of the probe being checked is a
+// bpf: or bpfret: probe on XDP programs.
+func (c *checker) xdpProbe() bool {
 	if c.ctx == nil || len(c.ctx.Specs) == 0 {
-		return ""
+		return false
 	}
 	for _, si := range c.ctx.Specs {
 		if si.Spec.Kind != lang.ProbeBpf && si.Spec.Kind != lang.ProbeBpfRet || si.Spec.Category != "xdp" {
-			return ""
+			return false
 		}
 	}
-	return "an XDP program sees a frame before the kernel makes an skb of it: read args.xdp (struct xdp_buff *): " +
-		"(uint64)args.xdp->data_end - (uint64)args.xdp->data is its length, args.xdp->rxq->dev->name its device (" + field + " is not there yet)"
+	return true
+}
+
+// xdpField is, in a bpf:xdp probe, the field that stands for an skb field
+// there (len, dev, ifindex), read from the xdp_buff; nil elsewhere.
+func (c *checker) xdpField(name string) *stdlib.Field {
+	if f := stdlib.XdpFields[name]; f != nil && c.xdpProbe() {
+		return f
+	}
+	return nil
+}
+
+// xdpLacksSkb is the hint where a bpf:xdp probe reads another skb field:
+// an XDP program runs before there is an skb, and its frame is args.xdp.
+func (c *checker) xdpLacksSkb(field string) string {
+	if !c.xdpProbe() {
+		return ""
+	}
+	return "an XDP program sees a frame before the kernel makes an skb of it: len, dev and ifindex are read from it; " +
+		"for the rest read args.xdp (struct xdp_buff *): the frame is from args.xdp->data to args.xdp->data_end (" + field + " is not there yet)"
 }

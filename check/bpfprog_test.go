@@ -35,7 +35,7 @@ func TestBpfProgTargets(t *testing.T) {
 		{"bpf:tc:drop* { print(len, dev, prog, prog_id) }", []uint32{7, 8}, true, "invalid"},
 		{"bpf:tc:8 { print(args.skb->len) }", []uint32{8}, true, "invalid"},
 		{"bpfret:tc:drop9 { print(retval, len) }", []uint32{7, 8}, true, "enum tc_action"},
-		{"bpfret:xdp:* { print(retval, args.xdp->data) }", []uint32{9}, false, "enum xdp_action"},
+		{"bpfret:xdp:* { print(retval, args.xdp->data, len, dev, ifindex) }", []uint32{9}, false, "enum xdp_action"},
 		{"fexit:bpf:egress_f { print(retval, saddr) }", []uint32{10}, true, "enum sk_action"},
 		{"bpfret:*:*drop9 { print(retval) }", []uint32{7, 8, 9}, false, "s32"},
 	} {
@@ -79,12 +79,15 @@ func equalIDs(a, b []uint32) bool {
 }
 
 // TestBpfProgErrors checks the positioned errors of bpf: probes: nothing
-// loaded matches, a match without BTF, an skb field in XDP, prog outside.
+// loaded matches, a match without BTF, an skb field XDP has not (len,
+// dev and ifindex it has, not in a list with tc), prog outside.
 func TestBpfProgErrors(t *testing.T) {
 	for _, tc := range []struct{ text, want string }{
 		{"bpf:tc:nothing* { exit() }", "1:1: bpf:tc:nothing* matches no loaded tc program"},
 		{"bpf:tc:nobtf { exit() }", `1:1: bpf:tc:nobtf matches nobtf (id 11), loaded without BTF`},
-		{"bpf:xdp:xdrop9 { print(len) }", "an XDP program sees a frame before the kernel makes an skb of it"},
+		{"bpf:xdp:xdrop9 { print(saddr) }", "1:24: saddr needs an skb, and this probe has none"},
+		{"bpf:xdp:xdrop9 { print(pkt) }", "an XDP program sees a frame before the kernel makes an skb of it: len, dev and ifindex are read from it"},
+		{"bpf:tc:drop9, bpf:xdp:xdrop9 { print(len) }", "1:38: len needs an skb, and this probe has none"},
 		{"bpf:xdp:xdrop9 { print(retval) }", "no return value in this probe"},
 		{"skb:ip_rcv { print(prog) }", "1:20: no BPF program traced in this probe"},
 	} {

@@ -102,6 +102,9 @@ func (c *checker) ident(e *lang.Ident) types.Type {
 	if n, ok := argIndex(e.Name); ok {
 		return c.rawArg(e, n)
 	}
+	if f := c.xdpField(e.Name); f != nil {
+		return c.useField(e, f)
+	}
 	if f := stdlib.LookupField(e.Name); f != nil {
 		return c.useField(e, f)
 	}

@@ -10,6 +10,9 @@ import (
 // its shared info (skb->head + skb->end), or its conntrack entry
 // (skb->_nfct less the ctinfo bits, 0 without one: reads from it give 0).
 func (g *gen) basePtr(b stdlib.Base) error {
+	if b == stdlib.BaseXdp {
+		return g.xdpPtr()
+	}
 	if err := g.skbPtr(); err != nil {
 		return err
 	}

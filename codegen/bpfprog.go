@@ -1,10 +1,12 @@
 package codegen
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/btf"
 
 	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/lang"
@@ -69,4 +71,70 @@ func (g *gen) bpfProgCompare(e *lang.BinaryExpr) bool {
 		}
 	}
 	return false
+}
+
+// xdpPtr pushes a bpf:xdp program's context, the kernel's struct xdp_buff
+// pointer (argument 0), where stdlib.BaseXdp's member chains start.
+func (g *gen) xdpPtr() error {
+	if err := g.loadArg(asm.R0, 0); err != nil {
+		return err
+	}
+	g.emit(asm.JEq.Imm(asm.R0, 0, exitLabel))
+	return g.vs.push(asm.R0)
+}
+
+// xdpLen pushes an XDP frame's length: xdp->data_end - xdp->data, both read
+// with bpf_probe_read_kernel at their offsets in this kernel's xdp_buff.
+func (g *gen) xdpLen() error {
+	if g.target.bpf == nil || len(g.spec.Params) == 0 {
+		return fmt.Errorf("len outside a bpf:xdp program")
+	}
+	ptr, _ := btf.UnderlyingType(g.spec.Params[0].BTF).(*btf.Pointer)
+	if ptr == nil {
+		return fmt.Errorf("the XDP context is not a pointer")
+	}
+	st, _ := btf.UnderlyingType(ptr.Target).(*btf.Struct)
+	data, errD := memberOffset(st, "data")
+	end, errE := memberOffset(st, "data_end")
+	if err := errors.Join(errD, errE); err != nil {
+		return err
+	}
+	slot, err := g.readScratch()
+	if err != nil {
+		return err
+	}
+	tmp, err := g.frame.alloc(8)
+	if err != nil {
+		return err
+	}
+	if err := g.xdpPtr(); err != nil {
+		return err
+	}
+	g.vs.pop(asm.R3)
+	g.emit(asm.StoreMem(asm.RFP, tmp, asm.R3, asm.DWord))
+	g.emit(zero8(slot)...)
+	g.emit(asm.Add.Imm(asm.R3, end))
+	g.probeRead(slot, 8)
+	g.emit(asm.LoadMem(asm.R3, asm.RFP, tmp, asm.DWord), asm.Add.Imm(asm.R3, data))
+	g.emit(zero8(tmp)...)
+	g.probeRead(tmp, 8)
+	g.emit(
+		asm.LoadMem(asm.R0, asm.RFP, slot, asm.DWord),
+		asm.LoadMem(asm.R1, asm.RFP, tmp, asm.DWord),
+		asm.Sub.Reg(asm.R0, asm.R1),
+	)
+	return g.vs.push(asm.R0)
+}
+
+// memberOffset is a top-level member's byte offset in a struct.
+func memberOffset(st *btf.Struct, name string) (int32, error) {
+	if st == nil {
+		return 0, fmt.Errorf("no struct for member %s", name)
+	}
+	for _, m := range st.Members {
+		if m.Name == name {
+			return int32(m.Offset.Bytes()), nil
+		}
+	}
+	return 0, fmt.Errorf("struct %s has no member %s", st.Name, name)
 }

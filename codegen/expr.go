@@ -372,6 +372,9 @@ func (g *gen) context(e *lang.Ident, f *stdlib.Field) error {
 		g.fit(asm.R0, g.info.Types[e])
 	case "prog", "prog_id":
 		return g.bpfProgValue(f.Name)
+	case "len":
+		// Only XDP's (stdlib.XdpFields) is a context value.
+		return g.xdpLen()
 	case "duration":
 		// Now less the entry's time, which the prologue took.
 		g.emit(asm.FnKtimeGetNs.Call(), asm.LoadMem(asm.R1, asm.RFP, g.entryTime, asm.DWord), asm.Sub.Reg(asm.R0, asm.R1))

@@ -50,11 +50,14 @@ const (
 	// BaseConn: struct nf_conn, skb->_nfct without its low three bits (the
 	// ctinfo); NULL without a conntrack entry, so every member reads 0.
 	BaseConn
+	// BaseXdp: struct xdp_buff, an XDP program's context in bpf:xdp probes
+	// (XdpFields).
+	BaseXdp
 )
 
 // BaseStruct names the BTF struct a base is.
 func (b Base) BaseStruct() string {
-	return [...]string{"sk_buff", "skb_shared_info", "nf_conn"}[b]
+	return [...]string{"sk_buff", "skb_shared_info", "nf_conn", "xdp_buff"}[b]
 }
 
 // Source describes how to read a builtin's value.
