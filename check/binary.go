@@ -203,7 +203,7 @@ func (c *checker) enumName(s lang.Expr, et types.Type) {
 // couple of an enum's values share: SKB_DROP_REASON_ for skb_drop_reason. Scripts and
 // output leave it out, as the kernel's own tracepoint output does.
 func EnumPrefix(en *btf.Enum) string {
-	if len(en.Values) == 0 {
+	if len(en.Values) == 0 || isVerdictEnum(en) {
 		return ""
 	}
 	mid := en.Values[len(en.Values)/2].Name

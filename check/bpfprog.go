@@ -129,11 +129,29 @@ func bpfVerdict(si *SpecInfo) types.Type {
 		}
 		typ = p.Prog.Type
 	}
-	en := verdictEnums[typ]
+	return BPFVerdict(typ)
+}
+
+// BPFVerdict is the type of the verdict a program of a type (tc, xdp,
+// cgroup_skb) returns: an enum printed by name; s32 for another type.
+func BPFVerdict(progType string) types.Type {
+	en := verdictEnums[progType]
 	if en == nil {
 		return types.S32
 	}
 	return types.Type{Kind: types.Int, Size: 4, Signed: true, Fmt: types.FmtEnum, BTF: en}
+}
+
+// isVerdictEnum reports whether en is one of verdictEnums, whose names
+// print whole (TC_ACT_SHOT, XDP_DROP: as the headers spell them), not
+// without their common prefix as the kernel's enums do (EnumPrefix).
+func isVerdictEnum(en *btf.Enum) bool {
+	for _, v := range verdictEnums {
+		if v == en {
+			return true
+		}
+	}
+	return false
 }
 
 func verdictEnum(name string, values ...any) *btf.Enum {
