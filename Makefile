@@ -3,7 +3,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GO      ?= go
 PREFIX  ?= /usr/local
 
-.PHONY: build build-arm64 test vmtest fuzz bench install vet clean
+.PHONY: build build-arm64 test vmtest fuzz bench install vet clean image release
 
 # build writes ./skbtrace for this machine; with GOARCH set to another
 # architecture (make build GOARCH=arm64, or make build-arm64) it writes
@@ -15,6 +15,30 @@ build:
 
 build-arm64:
 	$(MAKE) build GOARCH=arm64
+
+# image builds the container image $(IMAGE):$(VERSION) (and :latest) with
+# podman, no Docker daemon: Containerfile, FROM scratch, the static binary
+# alone, labelled with the version (org.opencontainers.image.*). The build
+# context is dist/image, which holds the binary and nothing else.
+IMAGE    ?= ghcr.io/skbtrace/skbtrace
+REVISION := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+image:
+	rm -rf dist/image && mkdir -p dist/image
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o dist/image/skbtrace ./cmd/skbtrace
+	podman build -q -f Containerfile --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) \
+		--build-arg CREATED=$$(date -u +%Y-%m-%dT%H:%M:%SZ) -t $(IMAGE):$(VERSION) -t $(IMAGE):latest dist/image
+
+# release writes dist/skbtrace-VERSION-linux-amd64 and -arm64, static
+# (CGO_ENABLED=0) and stamped with the version (skbtrace --version), and
+# dist/SHA256SUMS for them (sha256sum -c SHA256SUMS in dist/ checks them).
+RELEASEARCHS := amd64 arm64
+release:
+	mkdir -p dist && rm -f dist/skbtrace-*-linux-* dist/SHA256SUMS
+	set -e; for a in $(RELEASEARCHS); do \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$$a $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" \
+			-o dist/skbtrace-$(VERSION)-linux-$$a ./cmd/skbtrace; \
+	done
+	cd dist && sha256sum skbtrace-$(VERSION)-linux-* > SHA256SUMS
 
 vet:
 	test -z "$$(gofmt -l $$(git ls-files '*.go'))"
@@ -52,3 +76,4 @@ install: build
 
 clean:
 	rm -f skbtrace skbtrace-amd64 skbtrace-arm64
+	rm -rf dist

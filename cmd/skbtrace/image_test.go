@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// testImage is the name `make image` gives the image this test builds, so
+// that it never replaces the one a person built with the default name.
+const testImage = "localhost/skbtrace-imagetest"
+
+// TestImageTracesHostDatagrams builds the container image with `make image`
+// and runs it under podman as deploy/kubernetes/daemonset.yaml runs it: the
+// host's PID and network namespaces, all capabilities dropped but BPF,
+// PERFMON, SYSLOG and SYS_RESOURCE, seccomp unconfined, tracefs mounted
+// read-only, a read-only root. The container traces for a bounded time;
+// the test sends three datagrams on the host's loopback meanwhile, and the
+// container's output must show each of them leave.
+func TestImageTracesHostDatagrams(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the container loads eBPF programs")
+	}
+	if _, err := exec.LookPath("podman"); err != nil {
+		t.Skip("podman is not installed (apt-get install podman runc): the image cannot be built or run")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := fmt.Sprintf("imagetest-%d", time.Now().Unix())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	mk := exec.CommandContext(ctx, "make", "-C", root, "image", "IMAGE="+testImage, "VERSION="+version)
+	if out, err := mk.CombinedOutput(); err != nil {
+		t.Fatalf("make image: %v\n%s", err, out)
+	}
+	tag := testImage + ":" + version
+	t.Cleanup(func() {
+		exec.Command("podman", "rmi", "-f", tag, testImage+":latest").Run()
+	})
+
+	// The image: one layer (the binary), the entrypoint, the version label.
+	out, err := exec.CommandContext(ctx, "podman", "image", "inspect", tag).Output()
+	if err != nil {
+		t.Fatalf("podman image inspect: %v", err)
+	}
+	var inspect []struct {
+		Config struct {
+			Entrypoint []string
+			Labels     map[string]string
+		}
+		RootFS struct{ Layers []string }
+	}
+	if err := json.Unmarshal(out, &inspect); err != nil || len(inspect) != 1 {
+		t.Fatalf("podman image inspect: %v\n%s", err, out)
+	}
+	img := inspect[0]
+	if got := strings.Join(img.Config.Entrypoint, " "); got != "/usr/local/bin/skbtrace" {
+		t.Errorf("entrypoint %q, want /usr/local/bin/skbtrace", got)
+	}
+	if got := img.Config.Labels["org.opencontainers.image.version"]; got != version {
+		t.Errorf("org.opencontainers.image.version = %q, want %q", got, version)
+	}
+	if n := len(img.RootFS.Layers); n != 1 {
+		t.Errorf("%d layers, want 1: the static binary alone", n)
+	}
+
+	run := func(args ...string) *exec.Cmd {
+		return exec.CommandContext(ctx, "podman", append(append([]string{"run", "--rm"}, podmanHostFlags()...), args...)...)
+	}
+	out, err = run(tag, "--version").CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "skbtrace "+version {
+		t.Fatalf("skbtrace --version in the image: %v: %q, want %q", err, out, "skbtrace "+version)
+	}
+
+	// A closed port on the host's loopback, and a socket to send from.
+	dst := freeUDPPort(t)
+	src, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	sport := src.LocalAddr().(*net.UDPAddr).Port
+
+	prog := fmt.Sprintf("skb:* /l4proto == udp && dport == %d/ { print(len, dev, saddr, sport, dport) }", dst.Port)
+	cmd := run(append(daemonSetFlags(), tag, "--duration", "6s", "-e", prog)...)
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Send once the probes are attached, which skbtrace says on stderr.
+	var errText strings.Builder
+	sc := bufio.NewScanner(stderr)
+	attached := false
+	for sc.Scan() {
+		errText.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), "Ctrl-C to end") {
+			attached = true
+			break
+		}
+	}
+	if attached {
+		for _, size := range []int{5, 6, 7} {
+			if _, err := src.WriteTo(bytes.Repeat([]byte("x"), size), dst); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// The rest of stderr, until the container exits.
+	for sc.Scan() {
+		errText.WriteString(sc.Text() + "\n")
+	}
+	if err := cmd.Wait(); err != nil || !attached {
+		t.Fatalf("the container: %v (attached: %v)\nstderr:\n%s\nstdout:\n%s", err, attached, errText.String(), stdout.String())
+	}
+	// Each datagram as it is queued on lo: Ethernet, IPv4 and UDP headers
+	// (42 bytes) and its payload.
+	for _, size := range []int{5, 6, 7} {
+		want := fmt.Sprintf("len=%d dev=lo saddr=127.0.0.1 sport=%d dport=%d", 42+size, sport, dst.Port)
+		found := false
+		for _, l := range strings.Split(stdout.String(), "\n") {
+			if strings.Contains(l, " net_dev_queue ") && strings.HasSuffix(l, want) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no net_dev_queue line ending %q in the container's output:\n%s\nstderr:\n%s", want, stdout.String(), errText.String())
+		}
+	}
+}
+
+// freeUDPPort returns a loopback UDP address no socket is bound to.
+func freeUDPPort(t *testing.T) *net.UDPAddr {
+	t.Helper()
+	c, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := c.LocalAddr().(*net.UDPAddr)
+	c.Close()
+	return a
+}
+
+// daemonSetFlags are podman's equivalents of the DaemonSet's pod and
+// container settings (deploy/kubernetes/daemonset.yaml).
+func daemonSetFlags() []string {
+	return []string{
+		"--pid=host", "--network=host",
+		"--cap-drop=all", "--cap-add=BPF,PERFMON,SYSLOG,SYS_RESOURCE",
+		"--security-opt", "seccomp=unconfined",
+		"--read-only",
+		"-v", "/sys/kernel/tracing:/sys/kernel/tracing:ro",
+	}
+}
+
+// podmanHostFlags are what podman needs on this machine type, a Docker
+// container itself: podman's default ulimits (nofile and nproc above what
+// the container allows) cannot be set without CAP_SYS_RESOURCE, so the
+// test's own hard nofile and a modest nproc are given; crun refuses hybrid
+// cgroups (v1 with a v2 mount at /sys/fs/cgroup/unified), runc accepts them
+// and is used where installed.
+func podmanHostFlags() []string {
+	var flags []string
+	if _, err := exec.LookPath("runc"); err == nil {
+		flags = append(flags, "--runtime", "runc")
+	}
+	var nofile syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &nofile) == nil {
+		flags = append(flags, fmt.Sprintf("--ulimit=nofile=%d:%d", nofile.Max, nofile.Max))
+	}
+	return append(flags, "--ulimit=nproc=4096:4096")
+}
