@@ -40,7 +40,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 VMCACHE=${VMCACHE:-$HOME/.cache/skbtrace-vm}
 # MODS names the cached bundle of guest modules (setup.sh); a new name whenever
 # the list of modules changes, so that caches made before are rebuilt.
-MODS=mods5
+MODS=mods6
 export VMCACHE PATH=/usr/local/go/bin:$PATH
 start=$(date +%s)
 kernels=5.10,6.1,6.12,6.12-arm64 limit=900 total=2400 script="" keep=0 binarm64=""
@@ -84,6 +84,8 @@ trap '[ $keep = 1 ] || rm -rf "$run"' EXIT
 declare -A skbtrace=()
 for a in "${arches[@]}"; do
 	(cd "$ROOT" && CGO_ENABLED=0 GOARCH=$a go build -o "$run/vmtool-$a" ./test/vm/vmtool)
+	# bpfload: the bpf: cases' tc and XDP programs (cilium/ebpf, so not in vmtool).
+	(cd "$ROOT" && CGO_ENABLED=0 GOARCH=$a go build -o "$run/bpfload-$a" ./test/vm/bpfload)
 	case $a in
 	amd64) skbtrace[$a]=$bin ;;
 	arm64)
@@ -124,6 +126,7 @@ boot() {
 	cp "$HERE/init" "$stage/init"
 	cp "${skbtrace[$karch]}" "$stage/usr/local/bin/skbtrace"
 	cp "$run/vmtool-$karch" "$stage/usr/local/bin/vmtool"
+	cp "$run/bpfload-$karch" "$stage/usr/local/bin/bpfload"
 	chmod 755 "$stage/init" "$stage/usr/local/bin/"*
 	# Scripts the cases run as files (bpftrace's tools): /vm/testdata.
 	cp -r "$HERE/testdata" "$stage/vm/testdata"

@@ -30,7 +30,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 VMCACHE=${VMCACHE:-$HOME/.cache/skbtrace-vm}
 # MODS names the cached bundle of guest modules (setup.sh); a new name whenever
 # the list of modules changes, so that caches made before are rebuilt.
-MODS=mods5
+MODS=mods6
 export DEBIAN_FRONTEND=noninteractive
 kernels=("$@"); [ ${#kernels[@]} -eq 0 ] && kernels=(5.10 6.1 6.12 6.12-arm64)
 mkdir -p "$VMCACHE"/{debs,k}
@@ -182,8 +182,9 @@ for kv in "${kernels[@]}"; do
 	# name order), each after those it depends on (its modinfo's depends=):
 	# veth, for cases across two network namespaces; nf_tables, for netfilter
 	# hooks (vmtool nft), with libcrc32c and the crc32c it asks the crypto API
-	# for; 8021q, for VLAN devices; vxlan and geneve, for tunnels. Those built
-	# into this kernel are not files here, and are left out.
+	# for; 8021q, for VLAN devices; vxlan and geneve, for tunnels; sch_ingress
+	# (clsact) and cls_bpf, for the tc programs of bpf: cases (bpfload). Those
+	# built into this kernel are not files here, and are left out.
 	declare -A kpath=() seen=()
 	while IFS= read -r f; do
 		b=${f##*/} b=${b%%.ko*}
@@ -204,7 +205,7 @@ for kv in "${kernels[@]}"; do
 		mv "$m/$n.ko" "$1/$(printf %02d $nmod)-$n.ko"
 	}
 	nmod=0
-	for n in crc32c_generic libcrc32c nf_tables 8021q veth vxlan geneve; do want "$m/lib/modules/$krel/extra" $n; done
+	for n in crc32c_generic libcrc32c nf_tables 8021q veth vxlan geneve sch_ingress cls_bpf; do want "$m/lib/modules/$krel/extra" $n; done
 	# The results channel where it is a virtio console (/dev/hvc0: arm64, or
 	# VM_OUT=hvc): /init loads these first, those that are modules here.
 	seen=() nmod=0
