@@ -59,10 +59,22 @@ type Program struct {
 	// or a kprobe each. (An fentry or fexit glob compiles to a program
 	// per function, with Function set.)
 	Functions []string
+	// Merged are, on a program that runs several probes on one attach
+	// point (merge.go), those probes' programs in script order: it runs
+	// each one's code in turn. Their Prog is nil; Unmerge rebuilds them,
+	// which the runtime loads where the kernel refuses the merged
+	// program. nil on one probe's program.
+	Merged []*Program
 	// BPF is, on a bpf: or bpfret: program, the loaded program it traces
 	// (fentry or fexit on its function, AttachTo): the runtime opens it
 	// by its id as the AttachTarget.
 	BPF *check.BPFProg
+	// frame is the stack the program's own frame uses, callee what the
+	// functions it calls need (loop callbacks: stackDepth).
+	frame, callee int
+	// span is, on a probe's program in Merged, where its code lies in the
+	// merged program (its own Prog is nil: Unmerge rebuilds it).
+	span mergedSpan
 }
 
 // KprobeForm reports whether p is an skb: program in the kprobe form: one
@@ -255,6 +267,7 @@ func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 			}
 		}
 	}
+	out.Programs = mergeSameAttach(out.Programs)
 	if err := entryPrograms(s, ms, out, opts); err != nil {
 		return nil, fmt.Errorf("skbret: %w", err)
 	}
@@ -548,7 +561,8 @@ func compileProbeWith(give int, info *check.Info, ms *mapSet, out *Output, p *la
 	if err := checkJumps(ps.Instructions); err != nil {
 		return nil, err
 	}
-	prog := &Program{Probe: p, Spec: spec, Name: name, Prog: ps, SkbArg: tg.SkbArg, HasReason: tg.HasReason, ReasonArg: tg.ReasonArg, Return: tg.Return, Ret: tg.Ret, BPF: tg.bpf}
+	prog := &Program{Probe: p, Spec: spec, Name: name, Prog: ps, SkbArg: tg.SkbArg, HasReason: tg.HasReason, ReasonArg: tg.ReasonArg, Return: tg.Return, Ret: tg.Ret,
+		frame: g.frame.high, callee: g.calleeDepth, BPF: tg.bpf}
 	if tg.Return && !tg.Fentry {
 		// The kprobe form reads the skb its entry stashed.
 		prog.SkbArg = -1

@@ -63,7 +63,8 @@ func (a *AttachStats) count(p *codegen.Program) {
 		a.Entries++
 		return
 	}
-	a.Attached++
+	// A merged program runs several probes on each function.
+	a.Attached += p.Probes()
 }
 
 // byEntry orders entry programs first.
@@ -243,14 +244,15 @@ func (s *Session) attachFuncs(fa *FuncAttach) (*AttachStats, error) {
 		}
 	}
 	for _, p := range fentries {
-		prog, err := LoadShared(s.coll, p)
-		if err == nil {
-			var l link.Link
-			l, err = link.AttachTracing(link.TracingOptions{Program: prog, AttachType: p.Prog.AttachType})
-			prog.Close()
-			if err == nil {
-				s.links = append(s.links, l)
-				st.count(p)
+		err := s.attachFentry(p, st)
+		if err != nil && len(p.Merged) > 0 && verifierRefused(err) {
+			// The verifier may refuse a merged program where it takes
+			// each probe's own.
+			err = nil
+			for _, m := range p.Unmerge() {
+				if merr := s.attachFentry(m, st); merr != nil {
+					err = merr
+				}
 			}
 		}
 		if err != nil {
@@ -264,6 +266,23 @@ func (s *Session) attachFuncs(fa *FuncAttach) (*AttachStats, error) {
 		return st, fmt.Errorf("no function attached with %s: %s", fa.Backend, st.Summary())
 	}
 	return st, nil
+}
+
+// attachFentry loads an fentry program of an skb: probe (or fexit of an
+// skbret:) and attaches it.
+func (s *Session) attachFentry(p *codegen.Program, st *AttachStats) error {
+	prog, err := LoadShared(s.coll, p)
+	if err != nil {
+		return err
+	}
+	defer prog.Close()
+	l, err := link.AttachTracing(link.TracingOptions{Program: prog, AttachType: p.Prog.AttachType})
+	if err != nil {
+		return err
+	}
+	s.links = append(s.links, l)
+	st.count(p)
+	return nil
 }
 
 // attachMulti attaches kprobe-multi links for many functions (their

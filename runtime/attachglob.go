@@ -29,7 +29,7 @@ func (s *Session) attachGlob(p *codegen.Program, b Backend, st *AttachStats, pr 
 			l, err := try(part)
 			if err == nil {
 				s.links = append(s.links, l)
-				st.Attached += len(part)
+				st.Attached += len(part) * p.Probes()
 				pr.add(len(part))
 			}
 			return err
@@ -45,7 +45,7 @@ func (s *Session) attachGlob(p *codegen.Program, b Backend, st *AttachStats, pr 
 			st.skipWith(b, fn, err)
 		} else {
 			s.links = append(s.links, l)
-			st.Attached++
+			st.Attached += p.Probes()
 		}
 		pr.add(1)
 	}

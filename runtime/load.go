@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
+	"golang.org/x/sys/unix"
 
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
@@ -27,7 +29,56 @@ func Load(out *codegen.Output, verbose bool) (*ebpf.Collection, error) {
 // LoadWith is Load, with the kernel's type IDs that ids holds (the BTF
 // cache's) for the targets of tracing programs (loadByKernelTypeID): where
 // ids holds every target, the kernel's whole BTF is not decoded.
+//
+// A merged program (codegen's Program.Merged) that the kernel refuses is
+// replaced, in out.Programs, by its probes' own programs, which are loaded
+// instead: the verifier may walk a merged program's code past its limit
+// where it walks each probe's within it.
 func LoadWith(out *codegen.Output, verbose bool, ids KernelTypeIDs) (*ebpf.Collection, error) {
+	if err := checkFDs(out, nil, false); err != nil {
+		return nil, err
+	}
+	raiseMemlock()
+	for {
+		coll, err := loadWith(out, ids)
+		switch {
+		case err == nil:
+			return coll, nil
+		case !splitRefused(out, err):
+			return nil, translateLoadError(out, err, verbose)
+		}
+	}
+}
+
+// splitRefused replaces the merged program that err says the kernel
+// refused by its probes' programs, and reports whether there was one.
+func splitRefused(out *codegen.Output, err error) bool {
+	if !verifierRefused(err) {
+		return false
+	}
+	for i, p := range out.Programs {
+		if len(p.Merged) > 0 && strings.HasPrefix(err.Error(), "program "+p.Name+":") {
+			out.Programs = slices.Replace(out.Programs, i, i+1, p.Unmerge()...)
+			return true
+		}
+	}
+	return false
+}
+
+// verifierRefused reports whether the kernel refused a program for its
+// code (the verifier, or its size), not for a limit of the process or
+// the kernel's memory.
+func verifierRefused(err error) bool {
+	var ve *ebpf.VerifierError
+	if errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENOMEM) || errors.Is(err, unix.EPERM) {
+		return false
+	}
+	return errors.As(err, &ve) || errors.Is(err, unix.E2BIG)
+}
+
+// loadWith loads the maps and the programs that load together; its errors
+// are cilium/ebpf's, which name the program.
+func loadWith(out *codegen.Output, ids KernelTypeIDs) (*ebpf.Collection, error) {
 	cs := &ebpf.CollectionSpec{Maps: allocOnUpdate(out.Maps), Programs: map[string]*ebpf.ProgramSpec{}}
 	var byID []*codegen.Program
 	for _, p := range out.Programs {
@@ -47,11 +98,7 @@ func LoadWith(out *codegen.Output, verbose bool, ids KernelTypeIDs) (*ebpf.Colle
 	for _, p := range byID {
 		cs.Programs[p.Name] = p.Prog
 	}
-	coll, err := ebpf.NewCollectionWithOptions(cs, ebpf.CollectionOptions{Cache: kernel.SpecCache()})
-	if err != nil {
-		return nil, translateLoadError(out, err, verbose)
-	}
-	return coll, nil
+	return ebpf.NewCollectionWithOptions(cs, ebpf.CollectionOptions{Cache: kernel.SpecCache()})
 }
 
 // loadAllByID loads cs with cilium/ebpf, then each of byID by its target's
@@ -91,7 +138,18 @@ func hasKernelTypeID(ids KernelTypeIDs, name string, typ any) bool {
 
 func translateLoadError(out *codegen.Output, err error, verbose bool) error {
 	var ve *ebpf.VerifierError
+	if merr := explainMemlock(out, err); merr != nil {
+		return merr
+	}
 	switch {
+	case errors.Is(err, unix.EMFILE):
+		// cilium/ebpf reports it as a verifier error, with the log.
+		return explainEMFILE(out, fmt.Errorf("load: %w", unix.EMFILE))
+	case errors.Is(err, unix.ENOMEM) && !errors.As(err, &ve):
+		return fmt.Errorf("the kernel could not allocate the script's %s maps and %s programs (the maps alone need about %s KiB): %w", thousands(len(out.Maps)), thousands(len(out.Programs)), thousands(int(mapsBytes(out)>>10)), err)
+	case errors.As(err, &ve) && errors.Is(err, unix.EACCES):
+		// The verifier refuses a program with EACCES: not a permission.
+		return verifierError(ve, verbose)
 	case errors.Is(err, os.ErrPermission) && os.Geteuid() == 0:
 		for _, p := range out.Programs {
 			if p.Prog.AttachType == ebpf.AttachTraceFEntry || p.Prog.AttachType == ebpf.AttachTraceFExit {
@@ -102,29 +160,35 @@ func translateLoadError(out *codegen.Output, err error, verbose bool) error {
 	case errors.Is(err, os.ErrPermission):
 		return fmt.Errorf("the kernel refused to load eBPF programs: run skbtrace as root (it needs CAP_BPF and CAP_PERFMON)")
 	case errors.As(err, &ve):
-		if verbose {
-			return fmt.Errorf("the kernel's verifier rejected the program:\n%+v", ve)
-		}
-		if strings.Contains(strings.Join(ve.Log, "\n"), "BPF program is too large") {
-			return fmt.Errorf("program too large: the kernel's verifier gave up after 1,000,000 instructions; split the probe into smaller probes")
-		}
-		// The verifier's reason is its last line before the statistics.
-		last := ""
-		for i := len(ve.Log) - 1; i >= 0; i-- {
-			l := strings.TrimSpace(ve.Log[i])
-			if l != "" && !strings.HasPrefix(l, "processed ") && !strings.HasPrefix(l, "verification time") && !strings.HasPrefix(l, "stack depth") {
-				last = l
-				break
-			}
-		}
-		if helper, ok := unknownHelper(last); ok {
-			return fmt.Errorf("this kernel lacks the BPF helper %s, which the script's code calls (the verifier: %s); a newer kernel has it, and skbtrace should not have called it here: please report it with the output of -v", helper, last)
-		}
-		return fmt.Errorf("the kernel's verifier rejected the program (%s); this is a bug in skbtrace's code generation, please report it with the output of -v", last)
+		return verifierError(ve, verbose)
 	case errors.Is(err, ebpf.ErrNotSupported):
 		return fmt.Errorf("this kernel lacks a feature the script needs: %v", err)
 	}
 	return fmt.Errorf("load: %w", err)
+}
+
+// verifierError says why the verifier refused a program: its last line,
+// or the whole log with verbose.
+func verifierError(ve *ebpf.VerifierError, verbose bool) error {
+	if verbose {
+		return fmt.Errorf("the kernel's verifier rejected the program:\n%+v", ve)
+	}
+	if strings.Contains(strings.Join(ve.Log, "\n"), "BPF program is too large") {
+		return fmt.Errorf("program too large: the kernel's verifier gave up after 1,000,000 instructions; split the probe into smaller probes")
+	}
+	// The verifier's reason is its last line before the statistics.
+	last := ""
+	for i := len(ve.Log) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(ve.Log[i])
+		if l != "" && !strings.HasPrefix(l, "processed ") && !strings.HasPrefix(l, "verification time") && !strings.HasPrefix(l, "stack depth") {
+			last = l
+			break
+		}
+	}
+	if helper, ok := unknownHelper(last); ok {
+		return fmt.Errorf("this kernel lacks the BPF helper %s, which the script's code calls (the verifier: %s); a newer kernel has it, and skbtrace should not have called it here: please report it with the output of -v", helper, last)
+	}
+	return fmt.Errorf("the kernel's verifier rejected the program (%s); this is a bug in skbtrace's code generation, please report it with the output of -v", last)
 }
 
 // Verified reports how many instructions the verifier processed for each

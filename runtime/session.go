@@ -56,6 +56,19 @@ type Session struct {
 // FuncStats is what attaching skb: probes to functions came to, or nil.
 func (s *Session) FuncStats() *AttachStats { return s.stats }
 
+// Shared counts the script's programs as loaded, and the probes they run:
+// probes on one attach point share a program (codegen's Program.Merged).
+// Helpers are not counted.
+func (s *Session) Shared() (probes, programs int) {
+	for _, p := range s.out.Programs {
+		if p.Helper == "" {
+			probes += p.Probes()
+			programs++
+		}
+	}
+	return probes, programs
+}
+
 // Exited is closed when the script calls exit().
 func (s *Session) Exited() <-chan struct{} { return s.exited }
 
@@ -118,7 +131,12 @@ type Options struct {
 
 // Start loads a compiled script, starts printing its records to w, and
 // attaches every program. On error, whatever was attached is detached again.
-func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (*Session, error) {
+func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (_ *Session, err error) {
+	defer func() {
+		if errors.Is(err, unix.EMFILE) {
+			err = explainEMFILE(out, err)
+		}
+	}()
 	// The session may change programs (below); the caller's stay as they are.
 	cp := *out
 	cp.Programs = slices.Clone(out.Programs)
@@ -146,6 +164,9 @@ func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (*S
 				out.Programs[i] = &pc
 			}
 		}
+	}
+	if err := checkFDs(out, opts.Funcs, true); err != nil {
+		return nil, err
 	}
 	coll, err := LoadWith(out, opts.Verbose, opts.KernelTypes)
 	if err != nil {

@@ -1,15 +1,22 @@
-// Command bigscript compiles a generated script of about 1 MB (BEGIN probes,
-// each a count() and a printf) the way skbtrace does, against the running
-// kernel's BTF, and prints the time it took to parse, then to parse, check
-// and compile it, and the process's peak memory (VmHWM: decoding the kernel's
-// BTF included):
+// Command bigscript compiles a generated script (BEGIN probes, each a
+// count() and a printf; about 1 MB, or -mb MB, or -probes N of them) the way
+// skbtrace does, against the running kernel's BTF, and prints the time it
+// took to parse, then to parse, check and compile it, how many programs
+// the probes came to (probes on one attach point share one), and the
+// process's peak memory (VmHWM: decoding the kernel's BTF included):
 //
 //	go build -o /tmp/bigscript ./bench/bigscript && /tmp/bigscript
+//
+// With -o FILE it writes the script there instead, for skbtrace to run
+// (bench/bigrun.sh).
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
+	goruntime "runtime"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -21,16 +28,34 @@ import (
 )
 
 func main() {
-	var b strings.Builder
-	for i := 0; b.Len() < 1<<20; i++ {
-		fmt.Fprintf(&b, "BEGIN { @m%d = count(); printf(\"%%d\\n\", %d) }\n", i, i)
+	mb := flag.Float64("mb", 1, "the script's size in MB (2^20 bytes)")
+	probes := flag.Int("probes", 0, "the script's number of probes, instead of -mb")
+	write := flag.String("o", "", "write the script to this file and exit")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the compile to this file")
+	heap := flag.String("memprofile", "", "write a heap profile after the compile to this file")
+	load := flag.Bool("load", false, "load the programs into the kernel too, and say how long it took")
+	flag.Parse()
+	text := generate(*mb, *probes)
+	if *write != "" {
+		if err := os.WriteFile(*write, []byte(text), 0o644); err != nil {
+			fail(err)
+		}
+		return
 	}
 	spec, err := kernel.BTF()
 	if err != nil {
 		fail(err)
 	}
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			fail(err)
+		}
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
 	start := time.Now()
-	script, err := lang.Parse(&lang.Source{Name: "big.st", Text: b.String()})
+	script, err := lang.Parse(&lang.Source{Name: "big.st", Text: text})
 	if err != nil {
 		fail(err)
 	}
@@ -44,8 +69,42 @@ func main() {
 		fail(err)
 	}
 	took := time.Since(start)
-	fmt.Printf("%.2f MB of script, %d probes: parsed in %.2f s; parsed, checked and compiled in %.2f s; peak memory %s\n",
-		float64(b.Len())/1e6, len(out.Programs), parsed.Seconds(), took.Seconds(), peak())
+	if *heap != "" {
+		f, err := os.Create(*heap)
+		if err != nil {
+			fail(err)
+		}
+		goruntime.GC()
+		pprof.WriteHeapProfile(f)
+		f.Close()
+	}
+	n := 0
+	for _, p := range out.Programs {
+		n += p.Probes()
+	}
+	loaded := ""
+	if *load {
+		start := time.Now()
+		coll, err := runtime.Load(out, false)
+		if err != nil {
+			fail(err)
+		}
+		loaded = fmt.Sprintf("; loaded in %.2f s", time.Since(start).Seconds())
+		coll.Close()
+	}
+	fmt.Printf("%.2f MB of script, %d probes in %d programs: parsed in %.2f s; parsed, checked and compiled in %.2f s%s; peak memory %s\n",
+		float64(len(text))/1e6, n, len(out.Programs), parsed.Seconds(), took.Seconds(), loaded, peak())
+}
+
+// generate writes BEGIN probes until the script has mb MB, or n probes
+// where n is not 0.
+func generate(mb float64, n int) string {
+	var b strings.Builder
+	size := int(mb * (1 << 20))
+	for i := 0; n > 0 && i < n || n == 0 && b.Len() < size; i++ {
+		fmt.Fprintf(&b, "BEGIN { @m%d = count(); printf(\"%%d\\n\", %d) }\n", i, i)
+	}
+	return b.String()
 }
 
 // peak is the process's resident high-water mark, as /proc says it.
@@ -63,6 +122,7 @@ func peak() string {
 }
 
 func fail(err error) {
+	pprof.StopCPUProfile()
 	fmt.Fprintf(os.Stderr, "bigscript: %v\n", err)
 	os.Exit(1)
 }

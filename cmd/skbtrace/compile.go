@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/cilium/ebpf/btf"
 
@@ -131,6 +132,13 @@ func dumpCode(o options, script *lang.Script, info *check.Info, kt *kernelTypes,
 	for _, p := range out.Programs {
 		what := "track() helper on " + p.Prog.AttachTo
 		switch {
+		case len(p.Merged) > 0:
+			// Probes on one attach point share a program.
+			names := make([]string, len(p.Merged))
+			for i, m := range p.Merged {
+				names[i] = m.Name
+			}
+			what = fmt.Sprintf("%s, %d probes in one program (%s)", p.Spec.Spec.Text, len(p.Merged), strings.Join(names, ", "))
 		case p.Spec != nil:
 			what = p.Spec.Spec.Text
 		case p.Helper == codegen.HelperEntry:

@@ -108,6 +108,9 @@ func trace(o options, script *lang.Script, info *check.Info, kt *kernelTypes, at
 		}
 	}
 	if o.verbose {
+		if probes, programs := sess.Shared(); probes > programs {
+			fmt.Fprintf(stderr, "skbtrace: %d probes run in %d programs: probes on one attach point share one\n", probes, programs)
+		}
 		fmt.Fprintf(stderr, "skbtrace: loaded and attached in %v\n", time.Since(started).Round(time.Millisecond))
 	}
 
@@ -454,14 +457,15 @@ func parseSize(s string) (int64, error) {
 func countProbes(out *codegen.Output, st *runtime.AttachStats) int {
 	n := 0
 	for _, p := range out.Programs {
+		// A merged program runs several probes: each counts.
 		if p.Helper == "" && !p.KprobeForm() && p.Function == "" && len(p.Functions) == 0 {
-			n++
+			n += p.Probes()
 		}
 		if st == nil && p.Helper == "" && p.Spec != nil && p.Spec.Spec.Kind != lang.ProbeSkb {
 			// A glob's functions, before they attach: what it matched.
-			n += len(p.Functions)
+			n += len(p.Functions) * p.Probes()
 			if p.Function != "" {
-				n++
+				n += p.Probes()
 			}
 		}
 	}
