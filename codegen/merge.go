@@ -1,9 +1,10 @@
 package codegen
 
 import (
-	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/btf"
 
@@ -53,7 +54,7 @@ func (p *Program) Probes() int {
 // mergeSameAttach replaces the probes' programs that share an attach point
 // by merged programs, each at its first probe's place.
 func mergeSameAttach(progs []*Program) []*Program {
-	groups := map[string][]int{}
+	groups := map[attachPoint][]int{}
 	for i, p := range progs {
 		if k, ok := attachKey(p); ok {
 			groups[k] = append(groups[k], i)
@@ -94,34 +95,46 @@ func mergeSameAttach(progs []*Program) []*Program {
 	return out
 }
 
-// attachKey says where a program attaches: programs with the same key run
-// on the same events, with the same context. Helpers (track(), skbret:'s
+// attachPoint says where a program attaches: programs with the same one
+// run on the same events, with the same context.
+type attachPoint struct {
+	kind                           lang.ProbeKind
+	typ                            ebpf.ProgramType
+	attachType                     ebpf.AttachType
+	attachTo, tracepoint, function string
+	skbArg, reasonArg              int
+	hasReason, ret                 bool
+	retClass                       RetClass
+	period, hz                     uint64
+	// target is an skb: or skbret: glob, whose functions the runtime finds
+	// for a kprobe-form program by it; binary, fn and offset a uprobe's.
+	target, binary, fn string
+	offset             uint64
+	functions          string
+}
+
+// attachKey is a program's attach point. Helpers (track(), skbret:'s
 // entries) are not the script's probes and are left alone.
-func attachKey(p *Program) (string, bool) {
+func attachKey(p *Program) (attachPoint, bool) {
 	if p.Helper != "" || p.Spec == nil || p.Prog == nil || p.BPF != nil {
 		// A bpf: program's attach point is its target program, which
 		// AttachTo does not say.
-		return "", false
+		return attachPoint{}, false
 	}
 	s := p.Spec
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s|%v|%v|%s|%d|%v|%d|%s|%v|%s|%s|%d|%d",
-		s.Spec.Kind, p.Prog.Type, p.Prog.AttachType, p.Prog.AttachTo,
-		p.SkbArg, p.HasReason, p.ReasonArg, p.Tracepoint, p.Return, p.Ret, p.Function,
-		s.Spec.Period, s.Spec.Hz)
+	k := attachPoint{kind: s.Spec.Kind, typ: p.Prog.Type, attachType: p.Prog.AttachType, attachTo: p.Prog.AttachTo,
+		tracepoint: p.Tracepoint, function: p.Function, skbArg: p.SkbArg, reasonArg: p.ReasonArg, hasReason: p.HasReason,
+		ret: p.Return, retClass: p.Ret, period: s.Spec.Period, hz: s.Spec.Hz}
 	switch s.Spec.Kind {
 	case lang.ProbeSkb, lang.ProbeSkbRet:
-		// The runtime finds the functions of a kprobe-form program by its
-		// glob.
-		fmt.Fprintf(&b, "|%s", s.Spec.Target)
+		k.target = s.Spec.Target
 	case lang.ProbeUprobe, lang.ProbeUretprobe:
-		fmt.Fprintf(&b, "|%s|%s|%d", s.Binary, s.Func, s.FileOffset)
+		k.binary, k.fn, k.offset = s.Binary, s.Func, s.FileOffset
 	}
-	for _, f := range p.Functions {
-		b.WriteString("|")
-		b.WriteString(f)
+	if len(p.Functions) > 0 {
+		k.functions = strings.Join(p.Functions, "|")
 	}
-	return b.String(), true
+	return k, true
 }
 
 // chunks splits a group of programs (their places in progs, in script
@@ -133,6 +146,7 @@ func chunks(progs []*Program, idx []int) [][]int {
 	var cur []int
 	var maps map[string]bool
 	var funcs, insns, frame, callee int
+	var used []string
 	flush := func() {
 		if len(cur) > 0 {
 			out = append(out, cur)
@@ -147,9 +161,9 @@ func chunks(progs []*Program, idx []int) [][]int {
 			out = append(out, []int{i})
 			continue
 		}
-		used := mapsUsed(p.Prog.Instructions)
+		used = mapRefs(used[:0], p.Prog.Instructions)
 		added := 0
-		for m := range used {
+		for _, m := range used {
 			if !maps[m] {
 				added++
 			}
@@ -160,7 +174,7 @@ func chunks(progs []*Program, idx []int) [][]int {
 			flush()
 		}
 		cur = append(cur, i)
-		for m := range used {
+		for _, m := range used {
 			maps[m] = true
 		}
 		funcs += nf
@@ -169,6 +183,18 @@ func chunks(progs []*Program, idx []int) [][]int {
 	}
 	flush()
 	return out
+}
+
+// mapRefs appends the maps insns load to refs, each once.
+func mapRefs(refs []string, insns asm.Instructions) []string {
+	for _, ins := range insns {
+		if ins.IsLoadFromMap() {
+			if ref := ins.Reference(); !slices.Contains(refs, ref) {
+				refs = append(refs, ref)
+			}
+		}
+	}
+	return refs
 }
 
 // ctxSlot is where a merged program keeps the context: below the largest

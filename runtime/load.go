@@ -98,7 +98,7 @@ func loadWith(out *codegen.Output, ids KernelTypeIDs) (*ebpf.Collection, error) 
 	for _, p := range byID {
 		cs.Programs[p.Name] = p.Prog
 	}
-	return ebpf.NewCollectionWithOptions(cs, ebpf.CollectionOptions{Cache: kernel.SpecCache()})
+	return newCollection(cs)
 }
 
 // loadAllByID loads cs with cilium/ebpf, then each of byID by its target's

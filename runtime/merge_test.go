@@ -143,3 +143,36 @@ func TestThousands(t *testing.T) {
 		}
 	}
 }
+
+// TestParallelLoad: a script of many programs loads them on several
+// threads; each runs, and one the verifier refuses is named as
+// cilium/ebpf names it, which is how a merged one is found to split.
+func TestParallelLoad(t *testing.T) {
+	var b strings.Builder
+	for i := range parallelMin + 8 {
+		fmt.Fprintf(&b, "interval:ms:%d { @c%d = count() }\n", 1000+i, i)
+	}
+	_, out := compiletest.Compile(t, b.String(), check.Options{}, codegen.Options{})
+	cs := &ebpf.CollectionSpec{Maps: allocOnUpdate(out.Maps), Programs: map[string]*ebpf.ProgramSpec{}}
+	for _, p := range out.Programs {
+		cs.Programs[p.Name] = p.Prog
+	}
+	coll, err := newCollection(cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range out.Programs {
+		if _, err := coll.Programs[p.Name].Run(&ebpf.RunOptions{Context: make([]uint64, 1)}); err != nil {
+			t.Errorf("run %s: %v", p.Name, err)
+		}
+	}
+	coll.Close()
+	bad := cs.Programs["p7_0"].Copy()
+	bad.Instructions = append(asm.Instructions{asm.Mov.Reg(asm.R0, asm.R5)}, bad.Instructions...)
+	cs.Programs["p7_0"] = bad
+	_, err = newCollection(cs)
+	var ve *ebpf.VerifierError
+	if !errors.As(err, &ve) || !strings.HasPrefix(err.Error(), "program p7_0: ") {
+		t.Errorf("newCollection: %v, want p7_0's verifier error", err)
+	}
+}
