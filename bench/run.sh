@@ -40,6 +40,12 @@ cd - >/dev/null
 	"$out/bigscript"
 	echo '```'
 	echo
+	echo "## A 214,000-probe script (11 MB), run whole (bench/bigrun.sh)"
+	echo
+	echo '```'
+	bash bench/bigrun.sh "$out/skbtrace"
+	echo '```'
+	echo
 	echo "## Ready to trace: text and -w (bench/ready.sh)"
 	echo
 	echo "Start to the \"tracing\" line, on this machine's backend for skb: probes."
