@@ -28,7 +28,9 @@ user=$(field 'User time')
 sys=$(field 'System time')
 peak=$(field 'Maximum resident set size')
 lines=$(wc -l <"$out/stdout.txt")
-last=$(grep -v '^\s*$' "$out/stderr.txt" | grep -v 'Command exited' | tail -1)
+# The last line skbtrace said: "tracing N probes", or its error (with the
+# line after it where it goes on there, as -v's verifier errors do).
+last=$(awk '/^skbtrace: / {l = $0; n = NR} NR == n + 1 && l ~ /:$/ {l = l " " $0} END {print l}' "$out/stderr.txt")
 programs=$(grep -oE '[0-9]+ probes run in [0-9]+ programs' "$out/stderr.txt" || true)
 printf '%d probes (%.1f MB): exit %d in %s (user %s s, sys %s s), peak %d MB, %d lines printed; %s%s\n' \
 	"$probes" "$(echo "$size / 1000000" | bc -l)" "$status" "$wall" "$user" "$sys" "$((peak / 1024))" "$lines" \

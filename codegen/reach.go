@@ -7,7 +7,7 @@ import "github.com/cilium/ebpf/asm"
 // in a block, a loop body's break path where nothing breaks. A label on a
 // removed instruction goes with it: every jump to it was unreachable too.
 func dropUnreachable(insns asm.Instructions) asm.Instructions {
-	at := make(map[string]int, len(insns))
+	at := map[string]int{}
 	for i, ins := range insns {
 		if sym := ins.Symbol(); sym != "" {
 			at[sym] = i
@@ -37,7 +37,16 @@ func dropUnreachable(insns asm.Instructions) asm.Instructions {
 			i++
 		}
 	}
-	out := insns[:0:0]
+	n := 0
+	for _, r := range reach {
+		if r {
+			n++
+		}
+	}
+	if n == len(insns) {
+		return insns
+	}
+	out := make(asm.Instructions, 0, n)
 	for i, ins := range insns {
 		if reach[i] {
 			out = append(out, ins)
