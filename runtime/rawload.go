@@ -94,9 +94,8 @@ var errNotByID = errors.New("not loaded by a cached type ID")
 // loadByKernelTypeID loads a tracing program whose target's type ID ids
 // holds, with the maps it references. It is for kernels of 6.1 on, where
 // cilium/ebpf's fixups for older kernels (probe_read, names without dots)
-// change nothing; programs that call kfuncs or described functions (BTF's
-// func_info), or reference anything but maps and their own functions, are
-// left to cilium/ebpf too.
+// change nothing; programs that call functions, kfuncs or anything but maps
+// are left to cilium/ebpf too.
 func loadByKernelTypeID(p *codegen.Program, maps map[string]*ebpf.Map, ids KernelTypeIDs) (*ebpf.Program, error) {
 	if ids == nil || strconv.IntSize != 64 || !kernel.NoPrealloc() {
 		return nil, fmt.Errorf("%w: no IDs, or a kernel before 6.1", errNotByID)
@@ -114,10 +113,7 @@ func loadByKernelTypeID(p *codegen.Program, maps map[string]*ebpf.Map, ids Kerne
 	copy(insns, spec.Instructions)
 	for i := range insns {
 		ins := &insns[i]
-		// Calls of the program's own functions (probes merged on one
-		// attach point) need nothing of BTF, unless the functions are
-		// described (loop callbacks: func_info).
-		if ins.IsKfuncCall() || ins.IsFunctionReference() || btf.FuncMetadata(ins) != nil {
+		if ins.IsFunctionCall() || ins.IsKfuncCall() || ins.IsFunctionReference() {
 			return nil, fmt.Errorf("%w: instruction %d calls a function", errNotByID, i)
 		}
 		ref := ins.Reference()
