@@ -1,5 +1,6 @@
 // Package codegen turns a checked script into eBPF instructions with
-// cilium/ebpf/asm: one program per probe spec, and the maps they share.
+// cilium/ebpf/asm: one program per probe spec, those on one attach point
+// then merged into one (merge.go), and the maps they share.
 package codegen
 
 import (
