@@ -151,7 +151,7 @@ func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
 		g.out.Events = append(g.out.Events, ev)
 		return nil
 	}
-	if c.Name == "printf" {
+	if c.Name == "printf" || c.Name == "cat" {
 		ev.Kind, ev.Size, ev.Verbs = EventPrintf, 8, g.info.Formats[c]
 		if c.Name == "cat" {
 			ev.Kind, ev.MaxBytes = EventCat, g.info.Config.MaxCatBytes
