@@ -8,14 +8,11 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
-	"github.com/cilium/ebpf/btf"
 	"golang.org/x/sys/unix"
 
 	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/codegen"
-	"github.com/skbtrace/skbtrace/internal/testkit"
 	"github.com/skbtrace/skbtrace/internal/testkit/compiletest"
-	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
 // TestLoadUnmergesRefused: where the kernel refuses a merged program,
@@ -64,20 +61,7 @@ BEGIN { @x = @x * 10 + 3 }
 // one program of one function, which loads by its target's cached type ID
 // as a probe's own does.
 func TestLoadMergedByKernelTypeID(t *testing.T) {
-	if !kernel.NoPrealloc() {
-		t.Skip("loading by a cached type ID is for kernels of 6.1 on")
-	}
-	spec := testkit.KernelBTF(t)
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	rec := kernel.RecordTypes(spec)
-	rec.TypeByName("btf_trace_kfree_skb", new(*btf.Typedef))
-	if err := kernel.SaveTypes(rec, nil); err != nil {
-		t.Skipf("this kernel has no BTF cache: %v", err)
-	}
-	cached, err := kernel.LoadCachedTypes()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, cached := cachedKfreeSkbTypes(t)
 	_, out := compiletest.Compile(t, `
 tracepoint:skb:kfree_skb { @a = count() }
 tracepoint:skb:kfree_skb /len > 10/ { @b = count() }

@@ -18,20 +18,7 @@ import (
 // from a BTF cache, with a map it references, and attaches it; a target the
 // cache does not hold is left to cilium/ebpf.
 func TestLoadByKernelTypeID(t *testing.T) {
-	if !kernel.NoPrealloc() {
-		t.Skip("loading by a cached type ID is for kernels of 6.1 on")
-	}
-	spec := testkit.KernelBTF(t)
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	rec := kernel.RecordTypes(spec)
-	rec.TypeByName("btf_trace_kfree_skb", new(*btf.Typedef))
-	if err := kernel.SaveTypes(rec, nil); err != nil {
-		t.Skipf("this kernel has no BTF cache: %v", err)
-	}
-	cached, err := kernel.LoadCachedTypes()
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec, cached := cachedKfreeSkbTypes(t)
 	var td *btf.Typedef
 	if err := spec.TypeByName("btf_trace_kfree_skb", &td); err != nil {
 		t.Fatal(err)
@@ -73,4 +60,26 @@ func TestLoadByKernelTypeID(t *testing.T) {
 	if _, err := loadByKernelTypeID(prog("kfree_skb"), map[string]*ebpf.Map{}, cached); !errors.Is(err, errNotByID) {
 		t.Errorf("a map that is not there: %v, want errNotByID", err)
 	}
+}
+
+// cachedKfreeSkbTypes skips where loading by a cached type ID does not
+// apply, else writes a BTF cache (in a temporary XDG_CACHE_HOME) that holds
+// btf_trace_kfree_skb and reads it back: the kernel's BTF and the cache.
+func cachedKfreeSkbTypes(t *testing.T) (*btf.Spec, *kernel.CachedTypes) {
+	t.Helper()
+	if !kernel.NoPrealloc() {
+		t.Skip("loading by a cached type ID is for kernels of 6.1 on")
+	}
+	spec := testkit.KernelBTF(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	rec := kernel.RecordTypes(spec)
+	rec.TypeByName("btf_trace_kfree_skb", new(*btf.Typedef))
+	if err := kernel.SaveTypes(rec, nil); err != nil {
+		t.Skipf("this kernel has no BTF cache: %v", err)
+	}
+	cached, err := kernel.LoadCachedTypes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec, cached
 }
