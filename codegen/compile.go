@@ -485,7 +485,7 @@ func compileProbeWith(give int, info *check.Info, ms *mapSet, out *Output, p *la
 	}
 	// R9 keeps the context for the whole program.
 	g.emit(asm.Mov.Reg(asm.R9, asm.R1))
-	if give == 0 && gated(spec.Spec.Kind) {
+	if give == 0 && OnEvents(spec.Spec.Kind) {
 		g.stopGate()
 	}
 	if tg.Return {

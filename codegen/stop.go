@@ -14,9 +14,10 @@ import (
 // period per fentry function, say), are closed after the maps are printed.
 const StopMap = "stop"
 
-// gated reports whether a probe kind's programs run on events, and so read
-// StopMap first; BEGIN, END and interval programs are run by the runtime.
-func gated(k lang.ProbeKind) bool {
+// OnEvents reports whether the kernel runs a probe kind's programs on
+// events, so that they read StopMap first; BEGIN, END and interval
+// programs are run by the runtime.
+func OnEvents(k lang.ProbeKind) bool {
 	switch k {
 	case lang.ProbeBegin, lang.ProbeEnd, lang.ProbeInterval:
 		return false

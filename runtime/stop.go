@@ -27,17 +27,11 @@ func (s *Session) switchOff() bool {
 	return m.Put(uint32(0), uint32(1)) == nil
 }
 
-// attached reports whether the kernel runs a program on events, as opposed
-// to BEGIN, END and interval programs, which the runtime runs.
+// attached reports whether the kernel runs a program on events
+// (codegen.OnEvents), as opposed to BEGIN, END and interval programs, which
+// the runtime runs.
 func attached(p *codegen.Program) bool {
-	if p.Spec == nil {
-		return false
-	}
-	switch p.Spec.Spec.Kind {
-	case lang.ProbeBegin, lang.ProbeEnd, lang.ProbeInterval:
-		return false
-	}
-	return true
+	return p.Spec != nil && codegen.OnEvents(p.Spec.Spec.Kind)
 }
 
 func readsStop(insns asm.Instructions) bool {
