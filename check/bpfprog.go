@@ -3,11 +3,13 @@ package check
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/lang/pcapfilter"
 	"github.com/skbtrace/skbtrace/lang/types"
 	"github.com/skbtrace/skbtrace/stdlib"
 )
@@ -195,12 +197,22 @@ func (c *checker) xdpField(name string) *stdlib.Field {
 	return nil
 }
 
+// xdpFrameFuncs are the functions that need an skb elsewhere and read an
+// XDP program's frame instead: pcap() and the filter's loads.
+var xdpFrameFuncs = []string{"pcap", pcapfilter.LoadFunc, pcapfilter.LenFunc, pcapfilter.DirFunc, pcapfilter.OffsetFunc, pcapfilter.SetOffsetFunc}
+
+// xdpFrameFunc reports whether, in a bpf:xdp probe, a function that needs
+// an skb elsewhere reads the frame.
+func (c *checker) xdpFrameFunc(name string) bool {
+	return c.xdpProbe() && slices.Contains(xdpFrameFuncs, name)
+}
+
 // xdpLacksSkb is the hint where a bpf:xdp probe reads another skb field:
 // an XDP program runs before there is an skb, and its frame is args.xdp.
 func (c *checker) xdpLacksSkb(field string) string {
 	if !c.xdpProbe() {
 		return ""
 	}
-	return "an XDP program sees a frame before the kernel makes an skb of it: len, dev and ifindex are read from it; " +
+	return "an XDP program sees a frame before the kernel makes an skb of it: len, dev, ifindex, pkt and pcap() read it; " +
 		"for the rest read args.xdp (struct xdp_buff *): the frame is from args.xdp->data to args.xdp->data_end (" + field + " is not there yet)"
 }

@@ -24,7 +24,8 @@ func loadedProgs() ([]check.BPFProg, error) {
 // TestBpfProgTargets checks that a bpf: spec stands for every loaded
 // program of its type its glob (or id) matches, each with its context as
 // argument 0 (the skb of tc and cgroup_skb programs, XDP's xdp_buff), and
-// that bpfret:'s retval is the verdict's enum.
+// that bpfret:'s retval is the verdict's enum. In XDP, pcap() and pkt
+// read the frame.
 func TestBpfProgTargets(t *testing.T) {
 	for _, tc := range []struct {
 		text   string
@@ -38,6 +39,7 @@ func TestBpfProgTargets(t *testing.T) {
 		{"bpfret:xdp:* { print(retval, args.xdp->data, len, dev, ifindex) }", []uint32{9}, false, "enum xdp_action"},
 		{"fexit:bpf:egress_f { print(retval, saddr) }", []uint32{10}, true, "enum sk_action"},
 		{"bpfret:*:*drop9 { print(retval) }", []uint32{7, 8, 9}, false, "s32"},
+		{`bpfret:xdp:xdrop9 /pcap("udp dst port 9 or vxlan and tcp")/ { print(retval, pkt) }`, []uint32{9}, false, "enum xdp_action"},
 	} {
 		t.Run(tc.text, func(t *testing.T) {
 			script, info := compiletest.Check(t, tc.text, check.Options{BPFProgs: loadedProgs})
@@ -86,7 +88,9 @@ func TestBpfProgErrors(t *testing.T) {
 		{"bpf:tc:nothing* { exit() }", "1:1: bpf:tc:nothing* matches no loaded tc program"},
 		{"bpf:tc:nobtf { exit() }", `1:1: bpf:tc:nobtf matches nobtf (id 11), loaded without BTF`},
 		{"bpf:xdp:xdrop9 { print(saddr) }", "1:24: saddr needs an skb, and this probe has none"},
-		{"bpf:xdp:xdrop9 { print(pkt) }", "an XDP program sees a frame before the kernel makes an skb of it: len, dev and ifindex are read from it"},
+		{"bpf:xdp:xdrop9 { print(daddr) }", "an XDP program sees a frame before the kernel makes an skb of it: len, dev, ifindex, pkt and pcap() read it"},
+		{"bpf:xdp:xdrop9 { capture() }", "1:18: capture() needs an skb, and this probe has none"},
+		{`bpf:xdp:xdrop9 /pcap("inbound")/ { exit() }`, "pkt_type needs an skb, and this probe has none"},
 		{"bpf:tc:drop9, bpf:xdp:xdrop9 { print(len) }", "1:38: len needs an skb, and this probe has none"},
 		{"bpf:xdp:xdrop9 { print(retval) }", "no return value in this probe"},
 		{"skb:ip_rcv { print(prog) }", "1:20: no BPF program traced in this probe"},

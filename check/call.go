@@ -44,8 +44,8 @@ func (c *checker) call(e *lang.CallExpr, asStmt, asMapValue bool) types.Type {
 		c.errorf(e, "assign it to a map: @name[key] = "+e.Name+"(...)", "%s() is an aggregation and is only valid as a map's value", e.Name)
 	case f.Stmt && !asStmt:
 		c.errorf(e, "call it as a statement", "%s() has no value", e.Name)
-	case f.Needs&stdlib.NeedSkb != 0 && !c.ctx.Skb:
-		c.ctxErrorf(e, "", "%s() needs an skb, and this probe has none", e.Name)
+	case f.Needs&stdlib.NeedSkb != 0 && !c.ctx.Skb && !c.xdpFrameFunc(e.Name):
+		c.ctxErrorf(e, c.xdpLacksSkb(e.Name+"()"), "%s() needs an skb, and this probe has none", e.Name)
 	default:
 		misused = false
 	}

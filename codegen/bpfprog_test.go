@@ -92,3 +92,52 @@ func TestBpfProgCompare(t *testing.T) {
 		}
 	}
 }
+
+// TestBpfXdpFrame checks that pcap() and pkt in a bpfret:xdp probe compile
+// to reads of the frame, xdp_buff's data and data_end (one bpf_probe_read
+// each at their offsets, before any other), not of an skb; then loads the
+// program on a real XDP program where the kernel allows fentry on BPF
+// programs (the VM suite's bpf-hops-xdp case runs it on traffic).
+func TestBpfXdpFrame(t *testing.T) {
+	target, err := ebpf.NewProgram(bpfprogtest.XDPDropPort("cg_xdp", 9))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer target.Close()
+	info, _ := target.Info()
+	id, _ := info.ID()
+	progs := []check.BPFProg{{ID: uint32(id), Name: "cg_xdp", Type: "xdp", Func: "cg_xdp"}}
+	list := func() ([]check.BPFProg, error) { return progs, nil }
+	_, out := compiletest.Compile(t, `bpfret:xdp:cg_xdp /pcap("udp dst port 9")/ { print(retval, pkt) }`, check.Options{BPFProgs: list}, codegen.Options{})
+	if len(out.Programs) != 1 {
+		t.Fatalf("%d programs, want 1", len(out.Programs))
+	}
+	ps := out.Programs[0].Prog
+	// The offsets added to the context before the first two reads.
+	var offs []int64
+	for i, ins := range ps.Instructions {
+		if ins.IsBuiltinCall() && ins.Constant == int64(asm.FnProbeReadKernel) && len(offs) < 2 {
+			for j := i - 1; j >= 0; j-- {
+				if p := ps.Instructions[j]; p.Dst == asm.R3 && p.OpCode.ALUOp() == asm.Add && p.OpCode.Source() == asm.ImmSource {
+					offs = append(offs, p.Constant)
+					break
+				}
+			}
+		}
+	}
+	// struct xdp_buff begins with data, data_end.
+	if len(offs) != 2 || offs[0] != 0 || offs[1] != 8 {
+		t.Errorf("the first reads are at the context's offsets %v, want [0 8] (data, data_end):\n%v", offs, ps.Instructions)
+	}
+	cp := ps.Copy()
+	cp.AttachTarget = target
+	coll, err := ebpf.NewCollection(&ebpf.CollectionSpec{Maps: out.Maps, Programs: map[string]*ebpf.ProgramSpec{"p": cp}})
+	switch {
+	case errors.Is(err, os.ErrPermission):
+		t.Logf("the kernel refuses fentry on BPF programs here: %v", err)
+	case err != nil:
+		t.Errorf("load: %v", err)
+	default:
+		coll.Close()
+	}
+}

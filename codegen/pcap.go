@@ -79,6 +79,9 @@ func (g *gen) parsePacket(short string) error {
 			*p = off
 		}
 	}
+	if g.xdpFrame() {
+		return g.parseFrame(short)
+	}
 	sl := *g.pkt
 	if err := g.skbPtrOr(short); err != nil {
 		return err
@@ -326,6 +329,11 @@ func (g *gen) pcapLen(e *lang.CallExpr) error {
 func (g *gen) pcapOutbound(e *lang.CallExpr) error {
 	if g.pkt == nil || g.pcapShort == "" {
 		return unsupported(e, e.Name+" outside a filter")
+	}
+	if g.xdpFrame() {
+		// An XDP program sees frames as they are received.
+		g.emit(asm.Mov.Imm(asm.R0, 0))
+		return g.vs.push(asm.R0)
 	}
 	sl := *g.pkt
 	done := g.label("dir_done")
