@@ -79,8 +79,12 @@ type Event struct {
 	// End is set on an END probe's records: the only ones printed after
 	// exit(), as bpftrace does.
 	End bool
-	// Return is set on the records of skbret: probes: a function's return.
+	// Return is set on the records of skbret: probes: a function's return;
+	// and of bpfret: probes, a BPF program's.
 	Return bool
+	// Frame is set on the records of XDP programs' bpf: and bpfret:
+	// probes: their skb field is the frame's struct xdp_buff.
+	Frame bool
 	// Top and Div are an EventPrintMap's print(@m, top, div): only the top
 	// entries (0: all), each value divided by Div (0: as it is).
 	Top, Div uint64
@@ -135,6 +139,11 @@ func (ms *mapSet) eventMaps() {
 func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
 	ev := &Event{ID: len(g.out.Events), Kind: EventPrint, Size: printHead, Probe: g.spec.Spec.Name + g.target.Name,
 		End: g.spec.Spec.Kind == lang.ProbeEnd, Return: g.target.Return}
+	if g.target.bpf != nil {
+		// A BPF program's hop is its name, known here (a program loaded
+		// since kallsyms was read is not in it), and bpfret: its return.
+		ev.Probe, ev.Return, ev.Frame = g.target.bpf.Name, g.spec.Spec.Kind == lang.ProbeBpfRet, g.xdpFrame()
+	}
 	args := c.Args
 	if c.Name == "time" {
 		// One verb, the strftime format, printed with the event's time.
@@ -213,12 +222,8 @@ func (g *gen) printHead(ev *Event, rec int16) error {
 		g.emit(asm.LoadMem(asm.R0, asm.RFP, g.head.fn, asm.DWord), asm.StoreMem(asm.RFP, rec+PrintFunc, asm.R0, asm.DWord))
 		return nil
 	}
-	g.emit(asm.Mov.Imm(asm.R0, 0))
-	if g.hasSkb() {
-		if err := g.skbPtr(); err != nil {
-			return err
-		}
-		g.vs.pop(asm.R0)
+	if err := g.headSkb(); err != nil {
+		return err
 	}
 	g.emit(asm.StoreMem(asm.RFP, rec+PrintSkb, asm.R0, asm.DWord))
 	g.emit(asm.Mov.Imm(asm.R0, 0))

@@ -373,12 +373,8 @@ func (g *gen) headValues() (skb, fn int16, err error) {
 	if fn, err = g.frame.keep(8); err != nil {
 		return 0, 0, err
 	}
-	g.emit(asm.Mov.Imm(asm.R0, 0))
-	if g.hasSkb() {
-		if err := g.skbPtr(); err != nil {
-			return 0, 0, err
-		}
-		g.vs.pop(asm.R0)
+	if err := g.headSkb(); err != nil {
+		return 0, 0, err
 	}
 	g.emit(asm.StoreMem(asm.RFP, skb, asm.R0, asm.DWord), asm.Mov.Imm(asm.R0, 0))
 	if g.info.Probes[g.probe].Func {

@@ -54,3 +54,22 @@ func (g *gen) parseFrame(short string) error {
 	g.emit(zero8(sl.vlan)...)
 	return nil
 }
+
+// headSkb puts in R0 what a print record's skb field holds: the skb, 0 in
+// a probe without one, and in an XDP program the frame's struct xdp_buff
+// (the same at the program's entry and return: --timeline and --graph
+// group a frame's hops by it).
+func (g *gen) headSkb() error {
+	switch {
+	case g.hasSkb():
+		if err := g.skbPtr(); err != nil {
+			return err
+		}
+		g.vs.pop(asm.R0)
+	case g.xdpFrame():
+		return g.loadArg(asm.R0, 0)
+	default:
+		g.emit(asm.Mov.Imm(asm.R0, 0))
+	}
+	return nil
+}

@@ -39,6 +39,9 @@ type gBlock struct {
 	lines []*gLine
 	stack []int // the open calls, as indexes of their lines
 	json  bool
+	// frame: an XDP frame's block, keyed by its xdp_buff: a program's
+	// entry after its return is the next frame's.
+	frame bool
 }
 
 // gLine is a line of a block: an open call, a leaf (a call that returned
@@ -79,7 +82,7 @@ func newGraph(boot time.Time, json bool) *graph {
 func (gr *graph) add(p *printer, ev *codegen.Event, b []byte) {
 	u := func(off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
 	k := graphKey{u(codegen.PrintSkb), u(codegen.PrintCPU)}
-	blk := gr.open.get(k, func() *gBlock { return &gBlock{first: u(codegen.PrintTime), json: gr.json} })
+	blk := gr.open.get(k, ev.Frame && !ev.Return, func() *gBlock { return &gBlock{first: u(codegen.PrintTime), json: gr.json, frame: ev.Frame} })
 	blk.seen = time.Now()
 	name := p.where(ev, b)
 	l := &gLine{name: name}
@@ -187,7 +190,11 @@ const graphDurWidth = 14
 // appendTo appends a block: its header, then a line per call, the time
 // each took in a column on the left.
 func (blk *gBlock) appendTo(dst []byte, k graphKey, boot time.Time) []byte {
-	dst = append(dst, "skb 0x"...)
+	if blk.frame {
+		dst = append(dst, "frame 0x"...)
+	} else {
+		dst = append(dst, "skb 0x"...)
+	}
 	dst = strconv.AppendUint(dst, k.skb, 16)
 	dst = append(dst, " on CPU "...)
 	dst = strconv.AppendUint(dst, k.cpu, 10)

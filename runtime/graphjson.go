@@ -90,6 +90,9 @@ func (blk *gBlock) appendJSON(dst []byte, k graphKey, boot time.Time) []byte {
 		dst = open[i].appendJSONEnd(dst, nil)
 	}
 	dst = strconv.AppendUint(append(dst, `],"cpu":`...), k.cpu, 10)
+	if blk.frame {
+		dst = append(dst, `,"frame":true`...)
+	}
 	dst = strconv.AppendUint(append(dst, `,"skb":"0x`...), k.skb, 16)
 	if !boot.IsZero() {
 		dst = append(dst, `","time":"`...)

@@ -20,7 +20,9 @@ var freeFuncs = []string{"kfree_skb", "consume_skb", "kfree_skbmem", "__kfree_sk
 // its hops in order with the time since the first, printed when the skb is
 // freed (what comes in the same batch of records, such as the drop's
 // reason from another probe on kfree_skb, still joins it) or after
-// TimelineQuiet without a hop.
+// TimelineQuiet without a hop. An XDP program's hops, before there is an
+// skb, are a frame's block, by its xdp_buff, ended by the program's
+// verdict.
 //
 // With -f json a block is one JSON object (timelinejson.go).
 type timeline struct {
@@ -39,6 +41,8 @@ type tlBlock struct {
 	// drop is, with JSON, the object of the last hop with a reason.
 	drop   []byte
 	closed bool
+	// frame: the block is an XDP frame's, keyed by its xdp_buff.
+	frame bool
 }
 
 // grouper groups print records per packet and prints them in blocks.
@@ -57,12 +61,16 @@ func newTimeline(boot time.Time, json bool) *timeline { return &timeline{boot: b
 func (tl *timeline) add(p *printer, ev *codegen.Event, b []byte) {
 	u := func(off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
 	skb, now := u(codegen.PrintSkb), u(codegen.PrintTime)
-	blk := tl.open.get(skb, func() *tlBlock {
-		blk := &tlBlock{first: now}
+	blk := tl.open.get(skb, ev.Frame && !ev.Return, func() *tlBlock {
+		blk := &tlBlock{first: now, frame: ev.Frame}
 		if tl.json {
 			return blk
 		}
-		blk.lines = append(blk.lines, "skb 0x"...)
+		if ev.Frame {
+			blk.lines = append(blk.lines, "frame 0x"...)
+		} else {
+			blk.lines = append(blk.lines, "skb 0x"...)
+		}
 		blk.lines = strconv.AppendUint(blk.lines, skb, 16)
 		blk.lines = append(blk.lines, " at "...)
 		blk.lines = p.boot.Add(time.Duration(now)).AppendFormat(blk.lines, "15:04:05.000000")
@@ -80,7 +88,9 @@ func (tl *timeline) add(p *printer, ev *codegen.Event, b []byte) {
 		d = append(d, "us  "...)
 		blk.lines = p.appendHop(d, name, ev, b)
 	}
-	if slices.Contains(freeFuncs, name) {
+	if slices.Contains(freeFuncs, name) || ev.Frame && ev.Return {
+		// An XDP program's verdict ends its frame: dropped, sent, or
+		// passed on as an skb (another block).
 		blk.closed = true
 	}
 }

@@ -20,7 +20,8 @@ import (
 // time since the first hop in ns. drop, there when a hop has a value named
 // reason (kfree_skb's tracepoint, a drop function's skb: probe), is the
 // last such hop's function, reason, and location (a value named location
-// or ksym(location)), as jq finds them: select(.drop).drop.reason.
+// or ksym(location)), as jq finds them: select(.drop).drop.reason. An XDP
+// frame's block (its skb the frame's xdp_buff) has "frame":true.
 
 // addJSON appends a hop's object to the block, and takes it as the drop
 // where it has a reason.
@@ -63,6 +64,9 @@ func (blk *tlBlock) appendJSON(dst []byte, skb uint64, boot time.Time) []byte {
 	dst = append(dst, '{')
 	if len(blk.drop) > 0 {
 		dst = append(append(append(dst, `"drop":`...), blk.drop...), ',')
+	}
+	if blk.frame {
+		dst = append(dst, `"frame":true,`...)
 	}
 	dst = append(append(append(dst, `"hops":[`...), blk.lines...), ']')
 	dst = strconv.AppendUint(append(dst, `,"skb":"0x`...), skb, 16)
