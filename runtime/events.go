@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/skbtrace/skbtrace/codegen"
@@ -38,6 +39,8 @@ type printer struct {
 	// exited is set by the first exit() record: from then on only END's
 	// records are printed, as bpftrace does.
 	exited bool
+	// records, where set, counts every record read (Session.Records).
+	records *atomic.Uint64
 	// boot is the wall-clock time of monotonic zero, for print's timestamps.
 	boot time.Time
 	// verbs are each printf event's conversions, parsed once.
@@ -132,6 +135,9 @@ func (p *printer) readEvents(rd eventReader) error {
 			return err
 		}
 		read++
+		if p.records != nil {
+			p.records.Add(1)
+		}
 		if err := p.record(rec); err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -24,8 +25,11 @@ import (
 // formatter prints values as the script's types say.
 type formatter struct {
 	ksyms *kernel.Symbols
-	// enumNames caches enumerator names by enum, prefix removed.
+	// enumNames caches enumerator names by enum, prefix removed, under
+	// enumMu: maps are formatted for a metrics scrape while the printer
+	// formats events.
 	enumNames map[*btf.Enum]map[uint64]string
+	enumMu    sync.Mutex
 	// stacks is the stack trace map kstack values index, if the script
 	// has one.
 	stacks *ebpf.Map
@@ -285,6 +289,8 @@ func (f *formatter) appendProbe(dst []byte, v uint64) []byte {
 }
 
 func (f *formatter) enumName(en *btf.Enum, v uint64) (string, bool) {
+	f.enumMu.Lock()
+	defer f.enumMu.Unlock()
 	names, ok := f.enumNames[en]
 	if !ok {
 		names = map[uint64]string{}

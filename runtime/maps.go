@@ -24,6 +24,8 @@ type mapEntry struct {
 	bucket int64 // for histograms, the bucket index
 	// raw is a plain (not aggregated) value's bytes.
 	raw []byte
+	// rawKey is the element's key as the kernel holds it.
+	rawKey []byte
 }
 
 // readMap decodes a map's elements: keys formatted by their types, per-CPU
@@ -40,7 +42,7 @@ func (s *Session) readMap(mi *check.MapInfo) ([]mapEntry, error) {
 		} else if err != nil {
 			return nil, fmt.Errorf("read @%s: %w", mi.Name, err)
 		}
-		return []mapEntry{{key: s.formatKey(mi, packedKey), value: combine(mi.Value, many)}}, nil
+		return []mapEntry{{key: s.formatKey(mi, packedKey), value: combine(mi.Value, many), rawKey: packedKey}}, nil
 	}
 	var out []mapEntry
 	key := make([]byte, m.KeySize())
@@ -59,7 +61,7 @@ func (s *Session) readMap(mi *check.MapInfo) ([]mapEntry, error) {
 		if !ok {
 			break
 		}
-		e := mapEntry{key: s.formatKey(mi, key), value: combine(mi.Value, many)}
+		e := mapEntry{key: s.formatKey(mi, key), value: combine(mi.Value, many), rawKey: slices.Clone(key)}
 		if mi.Value.Kind != types.Agg {
 			// The iterator reads every value into the same buffer.
 			e.raw = slices.Clone(many[0])

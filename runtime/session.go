@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -51,6 +52,8 @@ type Session struct {
 	// verbose is Options.Verbose; warn is Options.Warn, or a no-op.
 	verbose bool
 	warn    func(format string, args ...any)
+	// records counts the records read from the event buffer (Records).
+	records atomic.Uint64
 }
 
 // FuncStats is what attaching skb: probes to functions came to, or nil.
@@ -192,6 +195,7 @@ func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (_ 
 		pr.control = s.control
 		pr.rets = retClasses(opts.Funcs)
 		pr.warn = s.warn
+		pr.records = &s.records
 		if opts.Capture != nil {
 			if pr.pcap, err = newPcapngWriter(opts.Capture, opts.Snaplen, s.fmt.boot); err != nil {
 				s.Close()

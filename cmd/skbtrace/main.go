@@ -14,6 +14,7 @@ import (
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/runtime"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
+	"github.com/skbtrace/skbtrace/runtime/metrics"
 	"github.com/skbtrace/skbtrace/scripts"
 )
 
@@ -45,6 +46,10 @@ type options struct {
 	timeline bool
 	// graph nests entries and returns per skb and CPU (--graph).
 	graph bool
+	// metrics is --metrics' address; metricsMaxSeries the most series of
+	// one map it exports.
+	metrics          string
+	metricsMaxSeries int
 }
 
 func main() {
@@ -80,6 +85,8 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.snaplen, "snaplen", codegen.DefaultSnaplen, "bytes of each packet -w writes (0: the whole packet)")
 	fs.BoolVar(&o.timeline, "timeline", false, "group print's events per packet: one block per skb, its hops in order, printed when it is freed (-f json: one object per block)")
 	fs.BoolVar(&o.graph, "graph", false, "nest the calls of each packet per skb and CPU, with each function's return value and time: --graph 'skb:GLOB /PREDICATE/', --graph --filter 'FILTER', or a script's skb: and skbret: print()s (-f json: one object per block, its calls nested)")
+	fs.StringVar(&o.metrics, "metrics", "", "while tracing, serve the maps to Prometheus on `ADDR` (:9464, 127.0.0.1:9464) at /metrics: counters, gauges, histograms, key parts as labels")
+	fs.IntVar(&o.metricsMaxSeries, "metrics-max-series", metrics.DefaultMaxSeries, "with --metrics, export at most `N` series of each map: the largest")
 	fs.BoolVar(&o.tools, "tools", false, "list the bundled tools")
 	fs.BoolVar(&o.version, "version", false, "print the version")
 	fs.Usage = func() {}

@@ -44,6 +44,14 @@ func trace(o options, script *lang.Script, info *check.Info, kt *kernelTypes, at
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	defer watchSignals(stop, stderr)()
+	msrv, err := listenMetrics(o)
+	if err != nil {
+		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
+		return 1
+	}
+	if msrv != nil {
+		defer msrv.Close()
+	}
 	out, funcs, err := compileFor(o, script, info, kt.whole, stderr)
 	if err != nil {
 		return report(stderr, err)
@@ -120,6 +128,12 @@ func trace(o options, script *lang.Script, info *check.Info, kt *kernelTypes, at
 		defer cancel()
 	}
 	n := countProbes(out, sess.FuncStats())
+	if msrv != nil {
+		if err := serveMetrics(msrv, o, sess, n, stderr); err != nil {
+			fmt.Fprintf(stderr, "skbtrace: %v\n", err)
+			return 1
+		}
+	}
 	fmt.Fprintf(stderr, "skbtrace: tracing %d %s; Ctrl-C to end\n", n, plural(n, "probe"))
 	// exit() in the script ends tracing like Ctrl-C.
 	go func() {
@@ -134,6 +148,10 @@ func trace(o options, script *lang.Script, info *check.Info, kt *kernelTypes, at
 		status = runCommand(ctx, o.command, stderr)
 	} else {
 		<-ctx.Done()
+	}
+	if msrv != nil {
+		// No scrape reads the maps while they are detached and printed.
+		msrv.Close()
 	}
 	if err := sess.Detach(); err != nil {
 		fmt.Fprintf(stderr, "skbtrace: reading events: %v\n", err)

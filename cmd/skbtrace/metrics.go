@@ -1,0 +1,40 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/skbtrace/skbtrace/runtime"
+	"github.com/skbtrace/skbtrace/runtime/metrics"
+)
+
+// listenMetrics opens --metrics' address before anything loads, so that a
+// bad address or a port in use ends skbtrace at once. Nil without the flag.
+func listenMetrics(o options) (*metrics.Server, error) {
+	if o.metrics == "" {
+		return nil, nil
+	}
+	if o.metricsMaxSeries <= 0 {
+		return nil, fmt.Errorf("--metrics-max-series takes a positive number of series, not %d", o.metricsMaxSeries)
+	}
+	return metrics.Listen(o.metrics)
+}
+
+// serveMetrics serves the session's maps and counts on srv while tracing.
+// probes is what "tracing N probes" says.
+func serveMetrics(srv *metrics.Server, o options, sess *runtime.Session, probes int, stderr io.Writer) error {
+	backend := "none"
+	if st := sess.FuncStats(); st != nil {
+		backend = string(st.Backend)
+	}
+	warn := func(format string, args ...any) { fmt.Fprintf(stderr, "skbtrace: "+format+"\n", args...) }
+	c := metrics.NewCollector(metrics.SessionSource(sess), o.metricsMaxSeries, warn)
+	err := srv.Register(c, metrics.Self{Version: version, Backend: backend, Probes: probes,
+		Read: sess.Records, Lost: func() uint64 { n, _ := sess.Lost(); return n }})
+	if err != nil {
+		return fmt.Errorf("--metrics: %w", err)
+	}
+	srv.Serve()
+	fmt.Fprintf(stderr, "skbtrace: serving metrics on http://%s/metrics\n", srv.Addr())
+	return nil
+}

@@ -1,0 +1,121 @@
+package metrics
+
+import (
+	"math"
+
+	"github.com/skbtrace/skbtrace/lang/types"
+	"github.com/skbtrace/skbtrace/runtime"
+)
+
+// sessionSource reads a running session's maps.
+type sessionSource struct {
+	sess *runtime.Session
+}
+
+// SessionSource is the Source of a running session's maps.
+func SessionSource(sess *runtime.Session) Source { return sessionSource{sess} }
+
+func (s sessionSource) Maps() []Map {
+	var out []Map
+	for _, d := range s.sess.Maps() {
+		out = append(out, describe(d))
+	}
+	return out
+}
+
+// describe says how a map is exported, or why it is not.
+func describe(d runtime.MapDesc) Map {
+	m := Map{Name: d.Name, Keys: d.KeyNames}
+	for i, k := range d.Keys {
+		switch k.Kind {
+		case types.Stack:
+			m.Why = "its key " + d.KeyNames[i] + " is a stack, which cannot be a label"
+			return m
+		case types.Packet:
+			m.Why = "its key " + d.KeyNames[i] + " is a packet, which cannot be a label"
+			return m
+		}
+	}
+	switch {
+	case d.Value.Kind == types.Int:
+		m.Kind = Gauge
+	case d.Value.Kind != types.Agg:
+		m.Why = "its values are not numbers"
+	case d.Value.Agg == types.AggCount || d.Value.Agg == types.AggSum:
+		m.Kind = Counter
+	case d.Value.Agg == types.AggStats:
+		m.Kind = Stats
+	case d.Value.Agg == types.AggHist || d.Value.Agg == types.AggLhist:
+		m.Kind = Histogram
+		m.Bounds = bounds(d.Lhist)
+	default:
+		m.Kind = Gauge
+	}
+	return m
+}
+
+// bounds are each bucket's largest value, by bucket index, the last +Inf:
+// the values are integers, so bucket [lo, hi) holds at most hi-1. hist's
+// buckets: negative, 0, 1, then [2^(i-2), 2^(i-1)); lhist's: below min,
+// each step, then max and above.
+func bounds(lhist *[3]int64) []float64 {
+	if lhist != nil {
+		lo, hi, step := lhist[0], lhist[1], lhist[2]
+		last := (hi-lo+step-1)/step + 1
+		out := []float64{float64(lo - 1)}
+		for i := int64(1); i < last; i++ {
+			out = append(out, float64(min(lo+i*step, hi)-1))
+		}
+		return append(out, math.Inf(1))
+	}
+	out := []float64{-1, 0}
+	for i := 2; i < 64; i++ {
+		out = append(out, float64(int64(1)<<(i-1)-1))
+	}
+	return append(out, math.Inf(1))
+}
+
+func (s sessionSource) Read(m Map) ([]Series, error) {
+	entries, err := s.sess.ReadMap(m.Name)
+	if err != nil {
+		return nil, err
+	}
+	if m.Kind != Histogram {
+		out := make([]Series, 0, len(entries))
+		for _, e := range entries {
+			if !e.Seen {
+				continue
+			}
+			out = append(out, Series{Labels: e.Keys, Value: float64(e.Value), Count: uint64(e.Count), Sum: float64(e.Sum)})
+		}
+		return out, nil
+	}
+	// A histogram's elements are one for each key and bucket.
+	var out []Series
+	at := map[string]int{}
+	for _, e := range entries {
+		k := labelKey(e.Keys)
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, Series{Labels: e.Keys, Buckets: map[int]uint64{}})
+		}
+		out[i].Buckets[int(e.Bucket)] += uint64(e.Value)
+	}
+	return out, nil
+}
+
+// labelKey joins label values into one string no two label sets share.
+func labelKey(labels []string) string {
+	n := 0
+	for _, l := range labels {
+		n += len(l) + 1
+	}
+	b := make([]byte, 0, n)
+	for _, l := range labels {
+		b = append(b, l...)
+		b = append(b, 0)
+	}
+	return string(b)
+}
