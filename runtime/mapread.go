@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/lang/types"
 )
 
@@ -69,14 +71,32 @@ func (s *Session) Maps() []MapDesc {
 		if mi == nil {
 			continue
 		}
-		d := MapDesc{Name: name, Value: mi.Value, Keys: mi.Keys}
-		for i := range mi.Keys {
-			d.KeyNames = append(d.KeyNames, fmt.Sprintf("key%d", i+1))
-		}
+		d := MapDesc{Name: name, Value: mi.Value, Keys: mi.Keys, KeyNames: s.keyNames(mi)}
 		if b, ok := s.out.Lhist[name]; ok {
 			d.Lhist = &b
 		}
 		out = append(out, d)
 	}
 	return out
+}
+
+// keyNames are a map's key expressions as written where it is first
+// assigned; keyN where the key is a tuple spread into parts.
+func (s *Session) keyNames(mi *check.MapInfo) []string {
+	names := make([]string, len(mi.Keys))
+	var first *lang.MapExpr
+	for e := range s.info.Types {
+		if m, ok := e.(*lang.MapExpr); ok && m.Name == mi.Name && m.Span() == mi.First {
+			first = m
+			break
+		}
+	}
+	for i := range names {
+		if first != nil && len(first.Keys) == len(names) {
+			names[i] = s.info.Text(first.Keys[i])
+		} else {
+			names[i] = fmt.Sprintf("key%d", i+1)
+		}
+	}
+	return names
 }

@@ -21,7 +21,8 @@ func metricName(mapName, suffix string) string {
 // labelNames names a map's labels after its key expressions, in Prometheus'
 // label syntax: a scratch variable's $ and a tracepoint field's args. are
 // dropped (args.saddr: saddr), everything else not a letter, digit or _
-// becomes _ (ksym(args.location): ksym_location). Names the syntax reserves
+// becomes _ (ksym(args.location): ksym_location); a literal's label is
+// keyN, N its place in the key. Names the syntax reserves
 // (__x), le on histograms, and repeats get a suffix: key, key_2.
 func labelNames(keys []string, hist bool) []string {
 	out := make([]string, len(keys))
@@ -29,7 +30,7 @@ func labelNames(keys []string, hist bool) []string {
 	for i, k := range keys {
 		n := sanitize(labelText(k))
 		switch {
-		case n == "":
+		case n == "" || literal(k):
 			n = "key" + strconv.Itoa(i+1)
 		case strings.HasPrefix(n, "__"):
 			n = "key" + n
@@ -44,6 +45,13 @@ func labelNames(keys []string, hist bool) []string {
 		out[i] = n
 	}
 	return out
+}
+
+// literal reports whether a key expression is a number or string literal,
+// whose text names nothing: such a key's label is keyN.
+func literal(k string) bool {
+	k = strings.TrimSpace(k)
+	return k != "" && (k[0] >= '0' && k[0] <= '9' || k[0] == '"' || k[0] == '-')
 }
 
 // labelText drops the parts of a key expression that say nothing of what
