@@ -9,11 +9,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
@@ -156,8 +158,8 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 	if len(c.Command) != 0 {
 		t.Errorf("command %v overrides the image's entrypoint", c.Command)
 	}
-	if len(c.Args) == 0 || !slices.Contains([]string{"dropwatch", "whydrop"}, c.Args[len(c.Args)-1]) {
-		t.Errorf("args %v: want a bundled tool that logs drops (dropwatch or whydrop)", c.Args)
+	if !slices.Equal(c.Args, []string{"--metrics", ":9464", "--metrics-max-series", "10000", "dropcount"}) {
+		t.Errorf("args %v: want dropcount under --metrics :9464, its series bounded", c.Args)
 	}
 
 	// Least privilege: not privileged, every capability dropped but these.
@@ -234,6 +236,51 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 	ann := ds.Spec.Template.Annotations
 	if port == 0 || ann["prometheus.io/scrape"] != "true" || ann["prometheus.io/port"] != "9464" || port != 9464 || ann["prometheus.io/path"] != "/metrics" {
 		t.Errorf("metrics port %d, annotations %v: want port 9464 named metrics, scraped at /metrics", port, ann)
+	}
+}
+
+// podMonitor is the part of the Prometheus operator's PodMonitor
+// (monitoring.coreos.com/v1) that podmonitor.yaml uses: decoding it
+// strictly fails on any other field, a misspelt one included.
+type podMonitor struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		Selector  metav1.LabelSelector `json:"selector"`
+		Endpoints []struct {
+			Port        string `json:"port"`
+			Path        string `json:"path"`
+			Interval    string `json:"interval"`
+			Relabelings []struct {
+				SourceLabels []string `json:"sourceLabels"`
+				TargetLabel  string   `json:"targetLabel"`
+			} `json:"relabelings"`
+		} `json:"podMetricsEndpoints"`
+	} `json:"spec"`
+}
+
+// TestPodMonitor checks the PodMonitor selects the DaemonSet's pods in its
+// namespace and scrapes their metrics port at /metrics.
+func TestPodMonitor(t *testing.T) {
+	_, _, ds, _ := manifests(t)
+	var pm podMonitor
+	decodeStrict(t, "prometheus-operator/podmonitor.yaml", &pm)
+	if pm.APIVersion != "monitoring.coreos.com/v1" || pm.Kind != "PodMonitor" || pm.Namespace != ds.Namespace {
+		t.Errorf("%s %s in %q, want monitoring.coreos.com/v1 PodMonitor in %q", pm.APIVersion, pm.Kind, pm.Namespace, ds.Namespace)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&pm.Spec.Selector)
+	if err != nil || sel.Empty() || !sel.Matches(labels.Set(ds.Spec.Template.Labels)) {
+		t.Errorf("selector %v (%v) does not select the pods' labels %v", pm.Spec.Selector, err, ds.Spec.Template.Labels)
+	}
+	ports := map[string]bool{}
+	for _, p := range ds.Spec.Template.Spec.Containers[0].Ports {
+		ports[p.Name] = true
+	}
+	if len(pm.Spec.Endpoints) != 1 || !ports[pm.Spec.Endpoints[0].Port] || pm.Spec.Endpoints[0].Path != "/metrics" {
+		t.Errorf("endpoints %+v: want the pods' metrics port at /metrics", pm.Spec.Endpoints)
+	}
+	if _, err := time.ParseDuration(pm.Spec.Endpoints[0].Interval); err != nil {
+		t.Errorf("interval: %v", err)
 	}
 }
 
