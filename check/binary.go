@@ -185,7 +185,7 @@ func (c *checker) enumName(s lang.Expr, et types.Type) {
 		c.errorf(s, "compare with a string literal such as \"NO_SOCKET\"", "an enum compares only with a constant name")
 		return
 	}
-	prefix := EnumPrefix(en)
+	prefix := types.EnumPrefix(en)
 	var names []string
 	for _, v := range en.Values {
 		short := strings.TrimPrefix(v.Name, prefix)
@@ -197,35 +197,6 @@ func (c *checker) enumName(s lang.Expr, et types.Type) {
 		names = append(names, short)
 	}
 	c.errorf(s, didYouMean(k.Str, names), "%q is not a value of enum %s", k.Str, en.Name)
-}
-
-// EnumPrefix is the longest prefix, ending in an underscore, that all but a
-// couple of an enum's values share: SKB_DROP_REASON_ for skb_drop_reason. Scripts and
-// output leave it out, as the kernel's own tracepoint output does.
-func EnumPrefix(en *btf.Enum) string {
-	if len(en.Values) == 0 || isVerdictEnum(en) {
-		return ""
-	}
-	mid := en.Values[len(en.Values)/2].Name
-	best := ""
-	for i := 0; i < len(mid); i++ {
-		if mid[i] != '_' {
-			continue
-		}
-		p := mid[:i+1]
-		n := 0
-		for _, v := range en.Values {
-			if strings.HasPrefix(v.Name, p) {
-				n++
-			}
-		}
-		// All but a couple of odd ones (SKB_NOT_DROPPED_YET, SKB_CONSUMED):
-		// a prefix of only half would cut sk_rst_reason's MPTCP_ names.
-		if n >= len(en.Values)-2 && n*2 > len(en.Values) {
-			best = p
-		}
-	}
-	return best
 }
 
 // paramSuffix resolves bpftrace's `str($2 + 1)`: a positional parameter

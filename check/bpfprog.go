@@ -137,41 +137,11 @@ func bpfVerdict(si *SpecInfo) types.Type {
 // BPFVerdict is the type of the verdict a program of a type (tc, xdp,
 // cgroup_skb) returns: an enum printed by name; s32 for another type.
 func BPFVerdict(progType string) types.Type {
-	en := verdictEnums[progType]
+	en := types.VerdictEnum(progType)
 	if en == nil {
 		return types.S32
 	}
 	return types.Type{Kind: types.Int, Size: 4, Signed: true, Fmt: types.FmtEnum, BTF: en}
-}
-
-// isVerdictEnum reports whether en is one of verdictEnums, whose names
-// print whole (TC_ACT_SHOT, XDP_DROP: as the headers spell them), not
-// without their common prefix as the kernel's enums do (EnumPrefix).
-func isVerdictEnum(en *btf.Enum) bool {
-	for _, v := range verdictEnums {
-		if v == en {
-			return true
-		}
-	}
-	return false
-}
-
-func verdictEnum(name string, values ...any) *btf.Enum {
-	en := &btf.Enum{Name: name, Size: 4, Signed: true}
-	for i := 0; i < len(values); i += 2 {
-		en.Values = append(en.Values, btf.EnumValue{Name: values[i].(string), Value: uint64(int64(values[i+1].(int)))})
-	}
-	return en
-}
-
-// verdictEnums are the verdicts by program type: tc's TC_ACT_* of
-// <linux/pkt_cls.h> (defines, not in BTF), XDP's enum xdp_action, and
-// enum sk_action, which a cgroup_skb program's 0 and 1 are.
-var verdictEnums = map[string]*btf.Enum{
-	"tc": verdictEnum("tc_action", "TC_ACT_UNSPEC", -1, "TC_ACT_OK", 0, "TC_ACT_RECLASSIFY", 1, "TC_ACT_SHOT", 2,
-		"TC_ACT_PIPE", 3, "TC_ACT_STOLEN", 4, "TC_ACT_QUEUED", 5, "TC_ACT_REPEAT", 6, "TC_ACT_REDIRECT", 7, "TC_ACT_TRAP", 8),
-	"xdp":        verdictEnum("xdp_action", "XDP_ABORTED", 0, "XDP_DROP", 1, "XDP_PASS", 2, "XDP_TX", 3, "XDP_REDIRECT", 4),
-	"cgroup_skb": verdictEnum("sk_action", "SK_DROP", 0, "SK_PASS", 1),
 }
 
 // xdpProbe reports whether every spec of the probe being checked is a

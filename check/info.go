@@ -96,9 +96,13 @@ type Member struct {
 
 // MapInfo is a map's key and value types, agreed across all probes.
 type MapInfo struct {
-	Name  string
-	Keys  []types.Type
-	Value types.Type
+	Name string
+	Keys []types.Type
+	// KeyNames are the keys' source text where the map is first
+	// assigned, one per key: "reason" and "dev" for @drops[reason, dev];
+	// a tuple's elements for @m[(a, b)], and "$t.0", "$t.1" for @m[$t].
+	KeyNames []string
+	Value    types.Type
 	// First is where the map was first assigned.
 	First lang.Span
 	// Assigned is false for a map that is only read.

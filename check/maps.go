@@ -1,6 +1,8 @@
 package check
 
 import (
+	"strconv"
+
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/lang/types"
 )
@@ -15,7 +17,7 @@ func (c *checker) mapAssign(m *lang.MapExpr, keys []types.Type, v types.Type) {
 		if mi == nil {
 			c.info.MapOrder = append(c.info.MapOrder, m.Name)
 		}
-		c.info.Maps[m.Name] = &MapInfo{Name: m.Name, Keys: keys, Value: v, First: m.Span(), Assigned: true}
+		c.info.Maps[m.Name] = &MapInfo{Name: m.Name, Keys: keys, KeyNames: c.keyNames(m, len(keys)), Value: v, First: m.Span(), Assigned: true}
 		return
 	}
 	at := mi.First.Start.String()
@@ -42,6 +44,32 @@ func (c *checker) mapAssign(m *lang.MapExpr, keys []types.Type, v types.Type) {
 		return
 	}
 	mi.Value = widen(mi.Value, v)
+}
+
+// keyNames are the source text of an assigned map element's n keys: each
+// key's, a spread tuple literal's elements', or a tuple variable's
+// elements as $t.0, $t.1.
+func (c *checker) keyNames(m *lang.MapExpr, n int) []string {
+	if !c.info.SpreadKey(m) {
+		names := make([]string, len(m.Keys))
+		for i, k := range m.Keys {
+			names[i] = c.text(k)
+		}
+		return names
+	}
+	if t, ok := lang.Unparen(m.Keys[0]).(*lang.TupleExpr); ok && len(t.Elems) == n {
+		names := make([]string, n)
+		for i, e := range t.Elems {
+			names[i] = c.text(e)
+		}
+		return names
+	}
+	tuple := c.text(m.Keys[0])
+	names := make([]string, n)
+	for i := range names {
+		names[i] = tuple + "." + strconv.Itoa(i)
+	}
+	return names
 }
 
 // mapRead types a read of a map element. The map may be assigned later in

@@ -182,19 +182,27 @@ type Output struct {
 	Programs []*Program
 	Maps     map[string]*ebpf.MapSpec
 	Events   []*Event
-	// Lhist holds each lhist map's min, max and step, by script map name.
-	Lhist map[string][3]int64
+	// MapLayouts are the script's maps, in the order they first appear:
+	// how each is keyed, what it holds and where it lies (Layout finds
+	// one by name).
+	MapLayouts []*MapLayout
 	// PerfBytes is each CPU's perf buffer size when records go to a perf
 	// event array (Options.PerfEvents); 0 with a ring buffer.
 	PerfBytes int
 	// ProbeNames are the names probe's values index, from 1 (probename.go).
 	ProbeNames []string
+
+	// layouts indexes MapLayouts by name.
+	layouts map[string]*MapLayout
 }
 
 // Compile generates the programs of a checked script.
 func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
-	out := &Output{Maps: map[string]*ebpf.MapSpec{}, Lhist: map[string][3]int64{}}
-	ms := &mapSet{info: info, specs: out.Maps, cpus: opts.CPUs, perf: opts.PerfEvents, eventsBytes: opts.EventsBytes, track: usesTrack(info),
+	out := &Output{Maps: map[string]*ebpf.MapSpec{}, MapLayouts: mapLayouts(info), layouts: map[string]*MapLayout{}}
+	for _, l := range out.MapLayouts {
+		out.layouts[l.Name] = l
+	}
+	ms := &mapSet{layouts: out.layouts, specs: out.Maps, cpus: opts.CPUs, perf: opts.PerfEvents, eventsBytes: opts.EventsBytes, track: usesTrack(info),
 		snaplen: min(cmp.Or(opts.Snaplen, DefaultSnaplen), MaxSnaplen), pageMul: opts.PageMul, pageOff: opts.PageOff,
 		arch: opts.Arch, haveFuncIP: opts.HaveFuncIP, haveHelper: opts.HaveHelper}
 	if ms.perf {

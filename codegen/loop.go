@@ -320,7 +320,7 @@ func (g *gen) callbackLoop(s *lang.ForStmt) error {
 	funcPtr := asm.LoadImm(asm.R2, -1, asm.DWord)
 	funcPtr.Src = asm.PseudoFunc
 	if s.Map != nil {
-		spec, err := g.maps.spec(g.info.Maps[s.Map.Name])
+		spec, err := g.maps.spec(g.maps.layout(s.Map.Name))
 		if err != nil {
 			return err
 		}
@@ -520,26 +520,26 @@ func (g *gen) copyVars(caller int16, copies []copied, in bool) {
 // a per-CPU aggregation's value combined over the CPUs, as reading it
 // does.
 func (g *gen) mapElem(s *lang.ForStmt, v int16) error {
-	mi := g.info.Maps[s.Map.Name]
-	_, keyBytes := KeyLayout(mi)
+	l := g.maps.layout(s.Map.Name)
+	keyBytes := l.KeySize
 	for off := int16(0); off < int16(keyBytes); off += 8 {
 		g.emit(asm.LoadMem(asm.R0, asm.R2, off, asm.DWord), asm.StoreMem(asm.RFP, v+off, asm.R0, asm.DWord))
 	}
 	val := v + int16(keyBytes)
-	if mi.Value.Kind == types.Agg {
+	if l.Value.Kind == types.Agg {
 		// The kernel passes this CPU's value: the loop reads all of them.
-		spec, err := g.maps.spec(mi)
+		spec, err := g.maps.spec(l)
 		if err != nil {
 			return err
 		}
-		if err := g.perCPURead(spec.Name, v, mi.Value.Agg); err != nil {
+		if err := g.perCPURead(spec.Name, v, l.Value.Agg); err != nil {
 			return err
 		}
 		g.vs.pop(asm.R0)
 		g.emit(asm.StoreMem(asm.RFP, val, asm.R0, asm.DWord))
 		return nil
 	}
-	for off := int16(0); off < int16(SlotSize(mi.Value)); off += 8 {
+	for off := int16(0); off < int16(SlotSize(l.Value)); off += 8 {
 		g.emit(asm.LoadMem(asm.R0, asm.R3, off, asm.DWord), asm.StoreMem(asm.RFP, val+off, asm.R0, asm.DWord))
 	}
 	return nil

@@ -6,7 +6,6 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 
-	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/lang/types"
 )
@@ -17,9 +16,10 @@ const maxEntries = 10240
 
 // mapSet creates the maps' specs as programs use them.
 type mapSet struct {
-	info  *check.Info
-	specs map[string]*ebpf.MapSpec
-	cpus  int // possible CPUs, for per-CPU reads
+	// layouts are the script's maps by name (Output.MapLayouts).
+	layouts map[string]*MapLayout
+	specs   map[string]*ebpf.MapSpec
+	cpus    int // possible CPUs, for per-CPU reads
 	// perf sends records to a perf event array; eventsBytes sizes the
 	// buffer (0: the default).
 	perf        bool
@@ -54,64 +54,25 @@ func MapName(name string) string {
 	return "m_" + name
 }
 
-// IsHist reports whether a map holds a histogram: its key then ends with
-// the bucket index.
-func IsHist(mi *check.MapInfo) bool {
-	return mi.Value.Kind == types.Agg && (mi.Value.Agg == types.AggHist || mi.Value.Agg == types.AggLhist)
-}
+// layout is the layout of the script's map name.
+func (ms *mapSet) layout(name string) *MapLayout { return ms.layouts[name] }
 
-// KeyLayout places a map's keys in its eBPF key: each at an offset, in its
-// SlotSize; a histogram's bucket index follows them. size is the whole key.
-func KeyLayout(mi *check.MapInfo) (parts []EventArg, size int) {
-	for _, t := range mi.Keys {
-		n := SlotSize(t)
-		parts = append(parts, EventArg{Type: t, Offset: size, Size: n})
-		size += n
-	}
-	if IsHist(mi) {
-		size += 8
-	}
-	if size == 0 {
-		size = 8
-	}
-	return parts, size
-}
-
-func keySize(mi *check.MapInfo) uint32 {
-	_, n := KeyLayout(mi)
-	return uint32(n)
-}
-
-// valueSize is 16 for the aggregations that keep two numbers: min and max
-// keep the value and whether it is set; avg and stats the count and the sum.
-func valueSize(mi *check.MapInfo) uint32 {
-	if mi.Value.Kind == types.Agg {
-		switch mi.Value.Agg {
-		case types.AggMin, types.AggMax, types.AggAvg, types.AggStats:
-			return 16
-		}
-		return 8
-	}
-	return uint32(SlotSize(mi.Value))
-}
-
-func (ms *mapSet) spec(mi *check.MapInfo) (*ebpf.MapSpec, error) {
-	name := MapName(mi.Name)
-	if phys, _, ok := Packed(ms.info, mi.Name); ok {
-		name = phys
-	}
+// spec is the kernel map that holds a script's map, created at its first
+// use.
+func (ms *mapSet) spec(l *MapLayout) (*ebpf.MapSpec, error) {
+	name := l.KernelMap()
 	if s, ok := ms.specs[name]; ok {
 		return s, nil
 	}
-	s := &ebpf.MapSpec{Name: name, KeySize: keySize(mi), ValueSize: valueSize(mi), MaxEntries: maxEntries}
+	s := &ebpf.MapSpec{Name: name, KeySize: uint32(l.KeySize), ValueSize: uint32(l.ValueSize), MaxEntries: maxEntries}
 	switch {
-	case mi.Value.Kind == types.Agg:
+	case l.Value.Kind == types.Agg:
 		// Per-CPU: no atomics on the hot path; the runtime combines the CPUs.
 		s.Type = ebpf.PerCPUHash
-	case storableValue(mi.Value):
+	case storableValue(l.Value):
 		s.Type = ebpf.Hash
 	default:
-		return nil, fmt.Errorf("@%s: %s maps are not compiled yet", mi.Name, mi.Value)
+		return nil, fmt.Errorf("@%s: %s maps are not compiled yet", l.Name, l.Value)
 	}
 	ms.specs[name] = s
 	return s, nil
@@ -120,18 +81,18 @@ func (ms *mapSet) spec(mi *check.MapInfo) (*ebpf.MapSpec, error) {
 // assignMap compiles `@m[k...] op value`: count() and sum() add to a per-CPU
 // value, `=` stores, `+=`-style operators update in place.
 func (g *gen) assignMap(s *lang.AssignStmt, m *lang.MapExpr) error {
-	mi := g.info.Maps[m.Name]
-	spec, err := g.maps.spec(mi)
+	l := g.maps.layout(m.Name)
+	spec, err := g.maps.spec(l)
 	if err != nil {
 		return err
 	}
-	if mi.Value.Kind != types.Agg && !inReg(mi.Value) {
+	if l.Value.Kind != types.Agg && !inReg(l.Value) {
 		// A string or an address: written to a slot, then stored.
 		val, err := g.frame.alloc(int(spec.ValueSize))
 		if err != nil {
 			return err
 		}
-		if err := g.intoType(s.Value, val, mi.Value); err != nil {
+		if err := g.intoType(s.Value, val, l.Value); err != nil {
 			return err
 		}
 		key, err := g.buildKey(m)
@@ -224,7 +185,7 @@ func (g *gen) opAssignMap(s *lang.AssignStmt, m *lang.MapExpr, mapName string) e
 	if !ok {
 		return unsupported(s, s.Op+" on a map")
 	}
-	if g.info.Maps[m.Name].Value.Signed && (op == asm.Div || op == asm.Mod) {
+	if g.maps.layout(m.Name).Value.Signed && (op == asm.Div || op == asm.Mod) {
 		op += asm.SDiv - asm.Div
 	}
 	key, val, err := g.keyAndValue(m)
@@ -304,33 +265,42 @@ func (g *gen) addOrCreateFrom(mapName string, key int16, add, first []asm.Instru
 }
 
 // buildKey evaluates the key parts into a zeroed key buffer, laid out as
-// KeyLayout says.
+// the map's layout says.
 func (g *gen) buildKey(m *lang.MapExpr) (int16, error) {
-	parts, size := KeyLayout(g.info.Maps[m.Name])
-	key, err := g.frame.alloc(size)
+	l := g.maps.layout(m.Name)
+	key, err := g.frame.alloc(l.KeySize)
 	if err != nil {
 		return 0, err
 	}
-	if _, index, ok := Packed(g.info, m.Name); ok {
+	if l.Slot != nil {
 		// Its element in the map it shares.
-		g.emit(storeImm64(key, int32(index)))
-	} else if len(m.Keys) == 0 && !IsHist(g.info.Maps[m.Name]) {
+		g.emit(storeImm64(key, int32(l.Slot.Index)))
+	} else if len(m.Keys) == 0 && !l.IsHist() {
 		// A keyless map's key is a zero; a keyless histogram's is only
 		// its bucket, which the caller writes.
-		g.zero(key, size)
+		g.zero(key, l.KeySize)
 	}
 	// Each part writes its whole slot (into zeroes what a value leaves
 	// unwritten), and a histogram's caller writes the bucket after.
 	if g.info.SpreadKey(m) {
 		// A tuple is the map's keys, laid out as they are.
-		return key, g.intoType(m.Keys[0], key, types.NewTuple(g.info.Maps[m.Name].Keys, nil))
+		return key, g.intoType(m.Keys[0], key, types.NewTuple(keyTypes(l), nil))
 	}
 	for i, k := range m.Keys {
-		if err := g.intoType(k, key+int16(parts[i].Offset), parts[i].Type); err != nil {
+		if err := g.intoType(k, key+int16(l.Keys[i].Offset), l.Keys[i].Type); err != nil {
 			return 0, err
 		}
 	}
 	return key, nil
+}
+
+// keyTypes are the types of a map's keys.
+func keyTypes(l *MapLayout) []types.Type {
+	ts := make([]types.Type, len(l.Keys))
+	for i, k := range l.Keys {
+		ts[i] = k.Type
+	}
+	return ts
 }
 
 // lookup emits bpf_map_lookup_elem(map, R10+key); R0 is the value or NULL.
@@ -450,7 +420,7 @@ func (g *gen) bucket(c *lang.CallExpr) error {
 		}
 		last := (hi-lo+step-1)/step + 1
 		if m, ok := g.mapOf[c]; ok {
-			g.out.Lhist[m] = [3]int64{lo, hi, step}
+			g.maps.layout(m).Lhist = &[3]int64{lo, hi, step}
 		}
 		g.emit(asm.Mov.Imm(asm.R0, 0))
 		g.jumpCmp(asm.JSLT, asm.R1, lo, set)
@@ -534,7 +504,7 @@ func storableValue(t types.Type) bool {
 // elemKey returns the map of `@m[k...]` and the frame slot of its key,
 // evaluated.
 func (g *gen) elemKey(m *lang.MapExpr) (*ebpf.MapSpec, int16, error) {
-	spec, err := g.maps.spec(g.info.Maps[m.Name])
+	spec, err := g.maps.spec(g.maps.layout(m.Name))
 	if err != nil {
 		return nil, 0, err
 	}
@@ -556,7 +526,7 @@ func (g *gen) mapRead(m *lang.MapExpr) error {
 		g.mark(absent)
 		return g.vs.push(asm.R0)
 	}
-	return g.perCPURead(spec.Name, key, g.info.Maps[m.Name].Value.Agg)
+	return g.perCPURead(spec.Name, key, g.maps.layout(m.Name).Value.Agg)
 }
 
 // perCPURead combines a per-CPU aggregation's values for one key: the sum

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/skbtrace/skbtrace/check"
+	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/lang/types"
 )
 
@@ -114,7 +114,7 @@ func printHist(w io.Writer, h histBuckets, lhist *[3]int64) {
 
 // formatEntry renders a map element's value: a plain value by its type, an
 // aggregation as formatAgg does.
-func (s *Session) formatEntry(mi *check.MapInfo, e mapEntry) string {
+func (s *Session) formatEntry(mi *codegen.MapLayout, e mapEntry) string {
 	if e.raw != nil {
 		return s.fmt.value(mi.Value, e.raw)
 	}
@@ -122,7 +122,7 @@ func (s *Session) formatEntry(mi *check.MapInfo, e mapEntry) string {
 }
 
 // formatAgg renders a combined value: stats as bpftrace's triple.
-func (s *Session) formatAgg(mi *check.MapInfo, a aggValue) string {
+func (s *Session) formatAgg(mi *codegen.MapLayout, a aggValue) string {
 	if mi.Value.Kind == types.Agg && mi.Value.Agg == types.AggStats {
 		return fmt.Sprintf("count %d, average %d, total %d", a.cnt, a.n, a.sum)
 	}

@@ -15,9 +15,9 @@ import (
 // detaching: what a user waits for before tracing starts, less compiling.
 func BenchmarkAttachSkbTracepoints(b *testing.B) {
 	targets := ResolveSkbFallback(testkit.KernelBTF(b), map[string]bool{"*": true})
-	info, out := compiletest.Compile(b, `skb:* { @[func] = count() }`, check.Options{}, codegen.Options{SkbTargets: targets})
+	_, out := compiletest.Compile(b, `skb:* { @[func] = count() }`, check.Options{}, codegen.Options{SkbTargets: targets})
 	for b.Loop() {
-		s, err := Start(out, info, io.Discard, Options{})
+		s, err := Start(out, io.Discard, Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -8,20 +8,9 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 
-	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
-
-// bpfProgs lists the loaded packet programs for the checker.
-func bpfProgs() ([]check.BPFProg, error) {
-	ps, err := kernel.PacketProgs()
-	out := make([]check.BPFProg, len(ps))
-	for i, p := range ps {
-		out[i] = check.BPFProg{ID: p.ID, Name: p.Name, Type: p.Type, Func: p.Func}
-	}
-	return out, err
-}
 
 // attachBPF loads each bpf: and bpfret: program, with the program it
 // traces (opened by its id) as its target, and attaches it: fentry or

@@ -3,11 +3,10 @@ package runtime
 import (
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"sort"
+	"strings"
 
-	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/lang/types"
 )
@@ -23,8 +22,9 @@ func (s *Session) printMapsBpftrace(w io.Writer) error {
 	if _, err := io.WriteString(w, "\n\n"); err != nil {
 		return err
 	}
-	for _, name := range slices.Sorted(maps.Keys(s.info.Maps)) {
-		if err := s.printMapBpftrace(w, name, mapView{}); err != nil {
+	byName := slices.SortedFunc(slices.Values(s.out.MapLayouts), func(a, b *codegen.MapLayout) int { return strings.Compare(a.Name, b.Name) })
+	for _, l := range byName {
+		if err := s.printMapBpftrace(w, l.Name, mapView{}); err != nil {
 			return err
 		}
 	}
@@ -34,20 +34,21 @@ func (s *Session) printMapsBpftrace(w io.Writer) error {
 // printMapBpftrace prints one map as bpftrace's print(@m) does; view
 // is print(@m, top, div)'s.
 func (s *Session) printMapBpftrace(w io.Writer, name string, view mapView) error {
-	mi := s.info.Maps[name]
-	if m, _ := s.scriptMap(name); m == nil || mi == nil {
+	mi := s.out.Layout(name)
+	if mi == nil {
+		return nil
+	}
+	if m, _ := s.scriptMap(mi); m == nil {
 		return nil
 	}
 	entries, err := s.readMap(mi)
 	if err != nil {
 		return err
 	}
-	if codegen.IsHist(mi) {
-		return s.printHistsBpftrace(w, name, entries, view)
+	if mi.IsHist() {
+		return s.printHistsBpftrace(w, mi, entries, view)
 	}
-	entries = slices.DeleteFunc(entries, func(e mapEntry) bool {
-		return (mi.Value.Agg == types.AggMin || mi.Value.Agg == types.AggMax) && !e.value.seen
-	})
+	entries = slices.DeleteFunc(entries, unset(mi))
 	if len(entries) == 0 {
 		_, err := fmt.Fprintln(w)
 		return err
@@ -64,7 +65,8 @@ func (s *Session) printMapBpftrace(w io.Writer, name string, view mapView) error
 	return err
 }
 
-func (s *Session) printHistsBpftrace(w io.Writer, name string, entries []mapEntry, view mapView) error {
+func (s *Session) printHistsBpftrace(w io.Writer, mi *codegen.MapLayout, entries []mapEntry, view mapView) error {
+	name := mi.Name
 	hists := map[string]histBuckets{}
 	for _, e := range entries {
 		if hists[e.key] == nil {
@@ -76,10 +78,7 @@ func (s *Session) printHistsBpftrace(w io.Writer, name string, entries []mapEntr
 		_, err := fmt.Fprintln(w)
 		return err
 	}
-	var lhist *[3]int64
-	if b, ok := s.out.Lhist[name]; ok {
-		lhist = &b
-	}
+	lhist := mi.Lhist
 	keys, hists := view.hists(hists)
 	for _, k := range keys {
 		fmt.Fprintf(w, "@%s%s: \n", name, k)
@@ -92,7 +91,7 @@ func (s *Session) printHistsBpftrace(w io.Writer, name string, entries []mapEntr
 }
 
 // sortEntries orders a map's elements by value, as both layouts print them.
-func sortEntries(s *Session, mi *check.MapInfo, entries []mapEntry) {
+func sortEntries(s *Session, mi *codegen.MapLayout, entries []mapEntry) {
 	sort.SliceStable(entries, func(i, j int) bool {
 		if entries[i].raw != nil && !inRegister(mi.Value) {
 			return s.fmt.value(mi.Value, entries[i].raw) < s.fmt.value(mi.Value, entries[j].raw)

@@ -12,3 +12,13 @@ func CheckOptions(spec check.BTF, params []string, warn func(string)) check.Opti
 	return check.Options{BTF: spec, Params: params, TracepointFormat: kernel.TracepointFormat(warn), TracepointExists: kernel.TracepointExists,
 		MatchFuncs: kernel.TraceableFuncs, MatchTracepoints: kernel.MatchTracepoints, BPFProgs: bpfProgs}
 }
+
+// bpfProgs lists the loaded packet programs for the checker.
+func bpfProgs() ([]check.BPFProg, error) {
+	ps, err := kernel.PacketProgs()
+	out := make([]check.BPFProg, len(ps))
+	for i, p := range ps {
+		out[i] = check.BPFProg{ID: p.ID, Name: p.Name, Type: p.Type, Func: p.Func}
+	}
+	return out, err
+}

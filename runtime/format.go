@@ -16,7 +16,6 @@ import (
 
 	"github.com/skbtrace/skbtrace/codegen"
 
-	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/lang/types"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
 	"github.com/skbtrace/skbtrace/stdlib"
@@ -294,7 +293,7 @@ func (f *formatter) enumName(en *btf.Enum, v uint64) (string, bool) {
 	names, ok := f.enumNames[en]
 	if !ok {
 		names = map[uint64]string{}
-		prefix := check.EnumPrefix(en)
+		prefix := types.EnumPrefix(en)
 		for _, e := range en.Values {
 			names[e.Value] = strings.TrimPrefix(e.Name, prefix)
 		}

@@ -1,102 +1,75 @@
 package runtime
 
 import (
-	"encoding/binary"
-	"fmt"
+	"errors"
 
-	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/codegen"
-	"github.com/skbtrace/skbtrace/lang"
-	"github.com/skbtrace/skbtrace/lang/types"
 )
 
-// MapEntry is one element of a script's map as ReadMap reads it: each key
-// part formatted as the printer prints it, the per-CPU values combined.
+// MapEntry is one element of a script's map as ReadMap reads it, its key
+// and value formatted as the printer prints them.
 type MapEntry struct {
+	// Keys are the element's keys, each as the printer prints it:
+	// "udp" and "9" for @m[udp, 9]; nil for a keyless map. Their names
+	// are the layout's (MapLayout.Keys).
 	Keys []string
-	// Value is the number: a count, sum, min, max, average or plain
-	// integer value; Count and Sum are avg()'s and stats()'s parts.
-	Value      int64
+	// Key is the whole key as the printer prints it: "[udp, 9]"; "" for a
+	// keyless map.
+	Key string
+	// Value is the number the element holds: a count, a sum, a min, a
+	// max, an average (bpftrace's integer one), a stats' average, a
+	// histogram bucket's count, or a plain integer value (its 64 bits
+	// as an int64). 0 for a plain value that is not an integer.
+	Value int64
+	// Count and Sum are, for avg and stats, how many values were
+	// aggregated and their total.
 	Count, Sum int64
-	// Seen is false for a min() or max() no CPU has a value for.
-	Seen bool
-	// Bucket is a histogram element's bucket index.
+	// Bucket is, in a histogram, the bucket this element counts
+	// (MapLayout.Bucket says which values it holds).
 	Bucket int64
+	// Text is a plain value as the printer prints it ("" for
+	// aggregations): an address, a string, a symbol, a number.
+	Text string
 }
 
-// ReadMap reads the script's map name (without the @) from the kernel.
-// It may be called while tracing.
-func (s *Session) ReadMap(name string) ([]MapEntry, error) {
-	mi := s.info.Maps[name]
-	if mi == nil {
-		return nil, fmt.Errorf("no map @%s", name)
+// Maps are the layouts of the script's maps, in the order the script
+// names them (codegen.Output.MapLayouts): what ReadMap reads.
+func (s *Session) Maps() []*codegen.MapLayout { return s.out.MapLayouts }
+
+// Layout is the layout of the script's map name (without the @), nil if
+// it has none of that name.
+func (s *Session) Layout(name string) *codegen.MapLayout { return s.out.Layout(name) }
+
+// ReadMap reads one of the script's maps (a layout of the session's
+// Output.MapLayouts) as it is now: an entry for each element, each
+// bucket of a histogram, in the kernel's order (not sorted). A min or max
+// no CPU has set yet is left out, as the printer leaves it. It may be
+// called from any goroutine while the session runs, until Close; a map
+// changing meanwhile may be read part before, part after the change.
+func (s *Session) ReadMap(l *codegen.MapLayout) ([]MapEntry, error) {
+	if s.coll == nil {
+		return nil, errors.New("read @" + l.Name + ": the session is closed")
 	}
-	entries, err := s.readMap(mi)
+	entries, err := s.readMapWith(s.fmt, l, true)
 	if err != nil {
 		return nil, err
 	}
-	parts, _ := codegen.KeyLayout(mi)
-	out := make([]MapEntry, len(entries))
-	for i, e := range entries {
-		me := MapEntry{Keys: make([]string, len(parts)), Value: e.value.n, Count: e.value.cnt, Sum: e.value.sum,
-			Seen: e.value.seen || (mi.Value.Agg != types.AggMin && mi.Value.Agg != types.AggMax), Bucket: e.bucket}
-		for j, p := range parts {
-			me.Keys[j] = s.fmt.value(p.Type, e.rawKey[p.Offset:p.Offset+p.Size])
-		}
-		if e.raw != nil && len(e.raw) >= 8 && mi.Value.Kind == types.Int {
-			me.Value = int64(binary.LittleEndian.Uint64(e.raw))
-		}
-		out[i] = me
-	}
-	return out, nil
-}
-
-// MapDesc describes one of the script's maps for ReadMap's callers.
-type MapDesc struct {
-	Name string
-	// Value is its value's type (types.Agg for aggregations); Keys its
-	// key parts' types and KeyNames their expressions.
-	Value    types.Type
-	Keys     []types.Type
-	KeyNames []string
-	// Lhist is an lhist map's min, max and step.
-	Lhist *[3]int64
-}
-
-// Maps describes the script's maps, in the order the script names them.
-func (s *Session) Maps() []MapDesc {
-	var out []MapDesc
-	for _, name := range s.info.MapOrder {
-		mi := s.info.Maps[name]
-		if mi == nil {
+	out := make([]MapEntry, 0, len(entries))
+	for _, e := range entries {
+		if unset(l)(e) {
 			continue
 		}
-		d := MapDesc{Name: name, Value: mi.Value, Keys: mi.Keys, KeyNames: s.keyNames(mi)}
-		if b, ok := s.out.Lhist[name]; ok {
-			d.Lhist = &b
+		me := MapEntry{Keys: e.keys, Key: e.key, Value: e.value.n, Bucket: e.bucket}
+		switch l.Kind {
+		case codegen.MapAvg, codegen.MapStats:
+			me.Count, me.Sum = e.value.cnt, e.value.sum
+		case codegen.MapValue:
+			if !inRegister(l.Value) {
+				me.Value = 0
+			}
+			me.Text = s.fmt.value(l.Value, e.raw)
 		}
-		out = append(out, d)
+		out = append(out, me)
 	}
-	return out
-}
-
-// keyNames are a map's key expressions as written where it is first
-// assigned; keyN where the key is a tuple spread into parts.
-func (s *Session) keyNames(mi *check.MapInfo) []string {
-	names := make([]string, len(mi.Keys))
-	var first *lang.MapExpr
-	for e := range s.info.Types {
-		if m, ok := e.(*lang.MapExpr); ok && m.Name == mi.Name && m.Span() == mi.First {
-			first = m
-			break
-		}
-	}
-	for i := range names {
-		if first != nil && len(first.Keys) == len(names) {
-			names[i] = s.info.Text(first.Keys[i])
-		} else {
-			names[i] = fmt.Sprintf("key%d", i+1)
-		}
-	}
-	return names
+	return out, nil
 }

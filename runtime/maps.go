@@ -12,67 +12,61 @@ import (
 
 	"github.com/cilium/ebpf"
 
-	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/lang/types"
 )
 
 // mapEntry is one decoded map element.
 type mapEntry struct {
-	key    string // the script's keys, formatted: [udp, 9]
+	key string // the script's keys, formatted: [udp, 9]
+	// keys are the keys formatted each (readMapWith's parts).
+	keys   []string
 	value  aggValue
 	bucket int64 // for histograms, the bucket index
 	// raw is a plain (not aggregated) value's bytes.
 	raw []byte
-	// rawKey is the element's key as the kernel holds it.
-	rawKey []byte
 }
 
 // readMap decodes a map's elements: keys formatted by their types, per-CPU
 // values combined by the aggregation.
-func (s *Session) readMap(mi *check.MapInfo) ([]mapEntry, error) {
-	m, packedKey := s.scriptMap(mi.Name)
+func (s *Session) readMap(l *codegen.MapLayout) ([]mapEntry, error) {
+	return s.readMapWith(s.fmt, l, false)
+}
+
+// readMapWith is readMap formatting with f; with parts, each entry also
+// has its keys formatted each.
+func (s *Session) readMapWith(f *formatter, l *codegen.MapLayout, parts bool) ([]mapEntry, error) {
+	m, packedKey := s.scriptMap(l)
 	if m == nil {
 		return nil, nil
+	}
+	entry := func(key []byte, perCPU [][]byte) mapEntry {
+		e := mapEntry{value: combine(l.Value, perCPU)}
+		e.key, e.keys = f.formatKey(l, key, parts)
+		if l.Value.Kind != types.Agg {
+			// The reader reads every value into the same buffer.
+			e.raw = slices.Clone(perCPU[0])
+		}
+		if l.IsHist() {
+			e.bucket = int64(binary.LittleEndian.Uint64(key[len(key)-8:]))
+		}
+		return e
 	}
 	if packedKey != nil {
 		var many [][]byte
 		if err := m.Lookup(packedKey, &many); errors.Is(err, ebpf.ErrKeyNotExist) {
 			return nil, nil
 		} else if err != nil {
-			return nil, fmt.Errorf("read @%s: %w", mi.Name, err)
+			return nil, fmt.Errorf("read @%s: %w", l.Name, err)
 		}
-		return []mapEntry{{key: s.formatKey(mi, packedKey), value: combine(mi.Value, many), rawKey: packedKey}}, nil
+		return []mapEntry{entry(packedKey, many)}, nil
 	}
 	var out []mapEntry
-	key := make([]byte, m.KeySize())
-	perCPU := m.Type() == ebpf.PerCPUHash
-	var one []byte
-	var many [][]byte
-	it := m.Iterate()
-	for {
-		var ok bool
-		if perCPU {
-			ok = it.Next(&key, &many)
-		} else {
-			ok = it.Next(&key, &one)
-			many = [][]byte{one}
-		}
-		if !ok {
-			break
-		}
-		e := mapEntry{key: s.formatKey(mi, key), value: combine(mi.Value, many), rawKey: slices.Clone(key)}
-		if mi.Value.Kind != types.Agg {
-			// The iterator reads every value into the same buffer.
-			e.raw = slices.Clone(many[0])
-		}
-		if codegen.IsHist(mi) {
-			e.bucket = int64(binary.LittleEndian.Uint64(key[len(key)-8:]))
-		}
-		out = append(out, e)
-	}
-	if err := it.Err(); err != nil {
-		return nil, fmt.Errorf("read @%s: %w", mi.Name, err)
+	err := walkMap(m, func(key []byte, perCPU [][]byte) {
+		out = append(out, entry(key, perCPU))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read @%s: %w", l.Name, err)
 	}
 	return out, nil
 }
@@ -84,8 +78,8 @@ func (s *Session) PrintMaps(w io.Writer) error {
 		return s.printMapsBpftrace(w)
 	}
 	first := true
-	for _, name := range s.info.MapOrder {
-		printed, err := s.printMap(w, name, first, mapView{})
+	for _, l := range s.out.MapLayouts {
+		printed, err := s.printMap(w, l.Name, first, mapView{})
 		if err != nil {
 			return err
 		}
@@ -97,7 +91,7 @@ func (s *Session) PrintMaps(w io.Writer) error {
 // printMap prints one map, after a blank line unless it is the first output;
 // it reports whether it printed anything. view is print(@m, top, div)'s.
 func (s *Session) printMap(w io.Writer, name string, first bool, view mapView) (bool, error) {
-	mi := s.info.Maps[name]
+	mi := s.out.Layout(name)
 	if mi == nil {
 		return false, nil
 	}
@@ -105,12 +99,10 @@ func (s *Session) printMap(w io.Writer, name string, first bool, view mapView) (
 	if err != nil || len(entries) == 0 {
 		return false, err
 	}
-	if codegen.IsHist(mi) {
-		return true, s.printHists(w, name, mi, entries, first, view)
+	if mi.IsHist() {
+		return true, s.printHists(w, mi, entries, first, view)
 	}
-	entries = slices.DeleteFunc(entries, func(e mapEntry) bool {
-		return (mi.Value.Agg == types.AggMin || mi.Value.Agg == types.AggMax) && !e.value.seen
-	})
+	entries = slices.DeleteFunc(entries, unset(mi))
 	sortEntries(s, mi, entries)
 	entries = view.entries(mi, entries)
 	if s.json {
@@ -140,7 +132,7 @@ func (s *Session) printMap(w io.Writer, name string, first bool, view mapView) (
 // by value; strings and addresses sort by their text.
 func inRegister(t types.Type) bool { return t.Kind == types.Int || t.Kind == types.Ptr }
 
-func (s *Session) jsonValue(mi *check.MapInfo, e mapEntry) any {
+func (s *Session) jsonValue(mi *codegen.MapLayout, e mapEntry) any {
 	a := e.value
 	if e.raw != nil {
 		return s.fmt.jsonValue(mi.Value, e.raw)
@@ -155,7 +147,8 @@ func (s *Session) jsonValue(mi *check.MapInfo, e mapEntry) any {
 }
 
 // printHists prints a histogram map: one histogram for each key.
-func (s *Session) printHists(w io.Writer, name string, mi *check.MapInfo, entries []mapEntry, first bool, view mapView) error {
+func (s *Session) printHists(w io.Writer, mi *codegen.MapLayout, entries []mapEntry, first bool, view mapView) error {
+	name := mi.Name
 	hists := map[string]histBuckets{}
 	for _, e := range entries {
 		if hists[e.key] == nil {
@@ -163,10 +156,7 @@ func (s *Session) printHists(w io.Writer, name string, mi *check.MapInfo, entrie
 		}
 		hists[e.key][e.bucket] += e.value.n
 	}
-	var lhist *[3]int64
-	if b, ok := s.out.Lhist[name]; ok {
-		lhist = &b
-	}
+	lhist := mi.Lhist
 	keys, hists := view.hists(hists)
 	if s.json {
 		data := map[string]any{}
@@ -194,7 +184,11 @@ func (s *Session) printHists(w io.Writer, name string, mi *check.MapInfo, entrie
 // to 0 instead. The keys are collected first: deleting while walking with
 // NextKey would restart the walk.
 func (s *Session) clearMap(name string, zero bool) error {
-	m, packedKey := s.scriptMap(name)
+	l := s.out.Layout(name)
+	if l == nil {
+		return nil
+	}
+	m, packedKey := s.scriptMap(l)
 	if m == nil {
 		return nil
 	}
@@ -257,25 +251,37 @@ func valueType(t types.Type) types.Type {
 	return t
 }
 
-// formatKey renders the script's keys of a map element: [udp, 9].
-func (s *Session) formatKey(mi *check.MapInfo, key []byte) string {
-	if len(mi.Keys) == 0 {
-		return ""
+// formatKey renders the script's keys of a map element: [udp, 9]; with
+// parts, also each key alone.
+func (f *formatter) formatKey(l *codegen.MapLayout, key []byte, parts bool) (string, []string) {
+	if len(l.Keys) == 0 {
+		return "", nil
 	}
-	parts, _ := codegen.KeyLayout(mi)
-	out := make([]string, len(parts))
-	for i, p := range parts {
-		out[i] = s.fmt.value(p.Type, key[p.Offset:p.Offset+p.Size])
+	out := make([]string, len(l.Keys))
+	for i, p := range l.Keys {
+		out[i] = f.value(p.Type, key[p.Offset:p.Offset+p.Size])
 	}
-	return "[" + strings.Join(out, ", ") + "]"
+	whole := "[" + strings.Join(out, ", ") + "]"
+	if !parts {
+		return whole, nil
+	}
+	return whole, out
 }
 
-// scriptMap is the kernel map that holds the script's map name and, where
-// it shares one with other keyless aggregations (codegen.Packed), the key
-// of its one element there.
-func (s *Session) scriptMap(name string) (m *ebpf.Map, packedKey []byte) {
-	if phys, index, ok := codegen.Packed(s.info, name); ok {
-		return s.coll.Maps[phys], binary.LittleEndian.AppendUint64(nil, index)
+// unset reports, for a min or max map, the elements no CPU has set a
+// value in: printed as absent.
+func unset(l *codegen.MapLayout) func(mapEntry) bool {
+	return func(e mapEntry) bool {
+		return (l.Kind == codegen.MapMin || l.Kind == codegen.MapMax) && !e.value.seen
 	}
-	return s.coll.Maps[codegen.MapName(name)], nil
+}
+
+// scriptMap is the kernel map that holds a script's map and, where it
+// shares one with other keyless aggregations (MapLayout.Slot), the key of
+// its one element there.
+func (s *Session) scriptMap(l *codegen.MapLayout) (m *ebpf.Map, packedKey []byte) {
+	if l.Slot != nil {
+		return s.coll.Maps[l.Slot.Map], binary.LittleEndian.AppendUint64(nil, l.Slot.Index)
+	}
+	return s.coll.Maps[codegen.MapName(l.Name)], nil
 }

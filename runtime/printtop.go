@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/skbtrace/skbtrace/check"
+	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/lang/types"
 )
 
@@ -18,7 +18,7 @@ import (
 type mapView struct{ top, div uint64 }
 
 // entries applies the view to a map's entries, sorted as they print.
-func (v mapView) entries(mi *check.MapInfo, entries []mapEntry) []mapEntry {
+func (v mapView) entries(mi *codegen.MapLayout, entries []mapEntry) []mapEntry {
 	if v.top > 0 && uint64(len(entries)) > v.top {
 		entries = entries[uint64(len(entries))-v.top:]
 	}
@@ -34,7 +34,7 @@ func (v mapView) entries(mi *check.MapInfo, entries []mapEntry) []mapEntry {
 
 // divide divides one entry's value: a count, sum, min, max or average, a
 // stats' average and total (bpftrace leaves its count), a plain integer.
-func (v mapView) divide(mi *check.MapInfo, e mapEntry) mapEntry {
+func (v mapView) divide(mi *codegen.MapLayout, e mapEntry) mapEntry {
 	div := int64(v.div)
 	if e.raw != nil {
 		t := mi.Value

@@ -16,7 +16,6 @@ import (
 	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 
-	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
@@ -25,7 +24,6 @@ import (
 // Session is a loaded, attached script.
 type Session struct {
 	out   *codegen.Output
-	info  *check.Info
 	coll  *ebpf.Collection
 	links []link.Link
 	// profiles are the profile probes' perf events.
@@ -134,7 +132,7 @@ type Options struct {
 
 // Start loads a compiled script, starts printing its records to w, and
 // attaches every program. On error, whatever was attached is detached again.
-func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (_ *Session, err error) {
+func Start(out *codegen.Output, w io.Writer, opts Options) (_ *Session, err error) {
 	defer func() {
 		if errors.Is(err, unix.EMFILE) {
 			err = explainEMFILE(out, err)
@@ -175,7 +173,7 @@ func Start(out *codegen.Output, info *check.Info, w io.Writer, opts Options) (_ 
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{out: out, info: info, coll: coll, fmt: newFormatter(), json: opts.JSON, w: w, bpftrace: opts.Bpftrace,
+	s := &Session{out: out, coll: coll, fmt: newFormatter(), json: opts.JSON, w: w, bpftrace: opts.Bpftrace,
 		exited: make(chan struct{}), stopTimers: make(chan struct{}), verbose: opts.Verbose, warn: opts.Warn}
 	if s.warn == nil {
 		s.warn = func(string, ...any) {}

@@ -39,7 +39,7 @@ func TestDetachSwitchesOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Start(out, info, io.Discard, Options{})
+	s, err := Start(out, io.Discard, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

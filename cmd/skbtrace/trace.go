@@ -97,7 +97,7 @@ func trace(o options, script *lang.Script, info *check.Info, kt *kernelTypes, at
 	if bt && o.format != "json" {
 		fmt.Fprintf(w, "Attaching %d %s...\n", countProbes(out, nil), plural(countProbes(out, nil), "probe"))
 	}
-	sess, err := runtime.Start(out, info, w, runtime.Options{JSON: o.format == "json", Timeline: o.timeline, Graph: o.graph, Verbose: o.verbose, Funcs: funcs, Bpftrace: bt,
+	sess, err := runtime.Start(out, w, runtime.Options{JSON: o.format == "json", Timeline: o.timeline, Graph: o.graph, Verbose: o.verbose, Funcs: funcs, Bpftrace: bt,
 		Capture: capture, Snaplen: o.snaplen, KernelTypes: kt.typeIDs(),
 		Warn: func(format string, args ...any) { fmt.Fprintf(stderr, "skbtrace: "+format+"\n", args...) }})
 	if err != nil {

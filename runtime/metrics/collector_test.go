@@ -27,8 +27,8 @@ func start(tb testing.TB, text string) *runtime.Session {
 	if err := kernel.CheckPrivileges(); err != nil {
 		tb.Skipf("loading programs: %v", err)
 	}
-	info, out := compiletest.Compile(tb, text, check.Options{}, codegen.Options{})
-	sess, err := runtime.Start(out, info, io.Discard, runtime.Options{})
+	_, out := compiletest.Compile(tb, text, check.Options{}, codegen.Options{})
+	sess, err := runtime.Start(out, io.Discard, runtime.Options{})
 	if err != nil {
 		tb.Fatalf("start: %v", err)
 	}

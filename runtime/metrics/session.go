@@ -1,8 +1,10 @@
 package metrics
 
 import (
+	"fmt"
 	"math"
 
+	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/lang/types"
 	"github.com/skbtrace/skbtrace/runtime"
 )
@@ -17,37 +19,42 @@ func SessionSource(sess *runtime.Session) Source { return sessionSource{sess} }
 
 func (s sessionSource) Maps() []Map {
 	var out []Map
-	for _, d := range s.sess.Maps() {
-		out = append(out, describe(d))
+	for _, l := range s.sess.Maps() {
+		out = append(out, describe(l))
 	}
 	return out
 }
 
 // describe says how a map is exported, or why it is not.
-func describe(d runtime.MapDesc) Map {
-	m := Map{Name: d.Name, Keys: d.KeyNames}
-	for i, k := range d.Keys {
-		switch k.Kind {
+func describe(l *codegen.MapLayout) Map {
+	m := Map{Name: l.Name}
+	for _, k := range l.Keys {
+		m.Keys = append(m.Keys, k.Name)
+	}
+	for _, k := range l.Keys {
+		switch k.Type.Kind {
 		case types.Stack:
-			m.Why = "its key " + d.KeyNames[i] + " is a stack, which cannot be a label"
+			m.Why = "its key " + k.Name + " is a stack, which cannot be a label"
 			return m
 		case types.Packet:
-			m.Why = "its key " + d.KeyNames[i] + " is a packet, which cannot be a label"
+			m.Why = "its key " + k.Name + " is a packet, which cannot be a label"
 			return m
 		}
 	}
-	switch {
-	case d.Value.Kind == types.Int:
-		m.Kind = Gauge
-	case d.Value.Kind != types.Agg:
-		m.Why = "its values are not numbers"
-	case d.Value.Agg == types.AggCount || d.Value.Agg == types.AggSum:
+	switch l.Kind {
+	case codegen.MapValue:
+		if l.Value.Kind == types.Int {
+			m.Kind = Gauge
+		} else {
+			m.Why = "its values are not numbers"
+		}
+	case codegen.MapCount, codegen.MapSum:
 		m.Kind = Counter
-	case d.Value.Agg == types.AggStats:
+	case codegen.MapStats:
 		m.Kind = Stats
-	case d.Value.Agg == types.AggHist || d.Value.Agg == types.AggLhist:
+	case codegen.MapHist, codegen.MapLhist:
 		m.Kind = Histogram
-		m.Bounds = bounds(d.Lhist)
+		m.Bounds = bounds(l.Lhist)
 	default:
 		m.Kind = Gauge
 	}
@@ -76,16 +83,17 @@ func bounds(lhist *[3]int64) []float64 {
 }
 
 func (s sessionSource) Read(m Map) ([]Series, error) {
-	entries, err := s.sess.ReadMap(m.Name)
+	l := s.sess.Layout(m.Name)
+	if l == nil {
+		return nil, fmt.Errorf("no map @%s", m.Name)
+	}
+	entries, err := s.sess.ReadMap(l)
 	if err != nil {
 		return nil, err
 	}
 	if m.Kind != Histogram {
 		out := make([]Series, 0, len(entries))
 		for _, e := range entries {
-			if !e.Seen {
-				continue
-			}
 			out = append(out, Series{Labels: e.Keys, Value: float64(e.Value), Count: uint64(e.Count), Sum: float64(e.Sum)})
 		}
 		return out, nil
