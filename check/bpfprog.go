@@ -50,6 +50,9 @@ func (c *checker) bpfProg(si *SpecInfo) {
 		return
 	}
 	var noBTF []string
+	// Under missing_probes = warn or ignore, a spec that matches nothing
+	// loaded waits for programs loaded while tracing.
+	waits := c.info.Config.MissingProbes != MissingError
 	for i := range progs {
 		p := &progs[i]
 		if !BPFProgMatches(s, p) {
@@ -62,6 +65,18 @@ func (c *checker) bpfProg(si *SpecInfo) {
 		psi := &SpecInfo{Spec: s, Func: p.Func, Prog: p, SkbParam: -1, ReasonParam: -1}
 		c.setProto(psi, c.bpfProgProto(p.Type), 0)
 		si.Progs = append(si.Progs, psi)
+	}
+	if len(si.Progs) == 0 && waits {
+		si.LateType = s.Category
+		if s.Category == "*" {
+			si.Params = []Param{}
+		} else {
+			c.setProto(si, c.bpfProgProto(s.Category), 0)
+		}
+		if c.info.Config.MissingProbes == MissingWarn {
+			c.note(fmt.Sprintf("%s: no loaded program matches it yet; it attaches to those loaded while tracing (missing_probes = warn)", s.Text))
+		}
+		return
 	}
 	if len(si.Progs) == 0 {
 		what := s.Category + " program"
@@ -79,13 +94,52 @@ func (c *checker) bpfProg(si *SpecInfo) {
 	}
 	first := si.Progs[0]
 	si.Proto, si.Params, si.SkbParam = first.Proto, first.Params, first.SkbParam
+	si.LateType = first.Prog.Type
 	for _, p := range si.Progs[1:] {
 		if p.Prog.Type != first.Prog.Type {
 			// Mixed types: the context differs, no skb, no args.
-			si.Params, si.SkbParam = []Param{}, -1
+			si.Params, si.SkbParam, si.LateType = []Param{}, -1, "*"
 			break
 		}
 	}
+}
+
+// LateSpec is the SpecInfo of a program loaded while tracing that a bpf:
+// or bpfret: spec matches, of its LateType, for the code generator (as
+// each of Progs); nil where the spec does not take it.
+func LateSpec(si *SpecInfo, p *BPFProg) *SpecInfo {
+	if si.LateType == "" || p.Func == "" || !BPFProgMatches(si.Spec, p) || si.LateType != "*" && si.LateType != p.Type {
+		return nil
+	}
+	return lateSpec(si, p)
+}
+
+// LatePlaceholder is the SpecInfo of a program of a spec's LateType that
+// is not loaded, for the code generator to find the maps and events a
+// program of the spec's needs before any is.
+func LatePlaceholder(si *SpecInfo) *SpecInfo {
+	if si.LateType == "" {
+		return nil
+	}
+	typ := si.LateType
+	if typ == "*" {
+		typ = "tc"
+	}
+	return lateSpec(si, &BPFProg{Name: "placeholder", Type: typ, Func: "placeholder"})
+}
+
+func lateSpec(si *SpecInfo, p *BPFProg) *SpecInfo {
+	psi := &SpecInfo{Spec: si.Spec, Func: p.Func, Prog: p, SkbParam: -1, ReasonParam: -1, Proto: si.Proto}
+	psi.Params = si.Params
+	psi.SkbParam = si.SkbParam
+	if si.LateType == "*" {
+		// Checked without a context: none is read, but the verdict
+		// follows it (fexit).
+		ctx := btf.FuncParam{Name: "ctx", Type: &btf.Pointer{Target: &btf.Void{}}}
+		psi.Proto = &btf.FuncProto{Return: &btf.Int{Name: "int", Size: 4, Encoding: btf.Signed}, Params: []btf.FuncParam{ctx}}
+		psi.Params = []Param{{Name: ctx.Name, Type: types.U64, BTF: ctx.Type}}
+	}
+	return psi
 }
 
 // BPFProgMatches reports whether a bpf: spec names a loaded program: its
@@ -124,6 +178,9 @@ func (c *checker) bpfProgProto(typ string) *btf.FuncProto {
 // XDP_DROP, SK_PASS); an int where the spec's programs are of several
 // types.
 func bpfVerdict(si *SpecInfo) types.Type {
+	if len(si.Progs) == 0 && si.LateType != "*" {
+		return BPFVerdict(si.LateType)
+	}
 	typ := ""
 	for i, p := range si.Progs {
 		if i > 0 && p.Prog.Type != typ {

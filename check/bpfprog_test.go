@@ -105,3 +105,41 @@ func TestBpfProgErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestBpfProgLate checks bpf: specs that match nothing loaded under
+// missing_probes = ignore: no error; they wait for programs of their type
+// (LateType), checked in its context (a tc one's skb, its verdict's
+// enum); check.LateSpec takes a program loaded later that the spec
+// matches, of that type, with BTF, and no other.
+func TestBpfProgLate(t *testing.T) {
+	script, info := compiletest.Check(t, `config = { missing_probes = "ignore" }
+bpfret:tc:late* { print(retval, len, dport) }
+bpf:*:late* { print(prog) }`, check.Options{BPFProgs: loadedProgs})
+	tc, any := info.Probes[script.Probes[0]], info.Probes[script.Probes[1]]
+	if si := tc.Specs[0]; si.LateType != "tc" || len(si.Progs) != 0 || !tc.Skb || retvalName(tc.Retval) != "enum tc_action" {
+		t.Errorf("bpfret:tc:late*: late type %q, %d programs, skb %v, retval %s", si.LateType, len(si.Progs), tc.Skb, retvalName(tc.Retval))
+	}
+	if si := any.Specs[0]; si.LateType != "*" || any.Skb {
+		t.Errorf("bpf:*:late*: late type %q, skb %v", si.LateType, any.Skb)
+	}
+	for _, c := range []struct {
+		spec *check.SpecInfo
+		prog check.BPFProg
+		want bool
+	}{
+		{tc.Specs[0], check.BPFProg{ID: 20, Name: "late_tc", Type: "tc", Func: "late_tc"}, true},
+		{tc.Specs[0], check.BPFProg{ID: 21, Name: "late_x", Type: "xdp", Func: "late_x"}, false},
+		{tc.Specs[0], check.BPFProg{ID: 22, Name: "other", Type: "tc", Func: "other"}, false},
+		{tc.Specs[0], check.BPFProg{ID: 23, Name: "late_nobtf", Type: "tc"}, false},
+		{any.Specs[0], check.BPFProg{ID: 21, Name: "late_x", Type: "xdp", Func: "late_x"}, true},
+	} {
+		psi := check.LateSpec(c.spec, &c.prog)
+		if (psi != nil) != c.want {
+			t.Errorf("%s takes %+v: %v, want %v", c.spec.Spec.Text, c.prog, psi != nil, c.want)
+			continue
+		}
+		if psi != nil && (psi.Func != c.prog.Func || psi.Prog.ID != c.prog.ID || len(psi.Params) != 1) {
+			t.Errorf("%s on %+v: func %q, %d params", c.spec.Spec.Text, c.prog, psi.Func, len(psi.Params))
+		}
+	}
+}

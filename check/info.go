@@ -178,6 +178,12 @@ type SpecInfo struct {
 	// entry function, which fentry attaches to.
 	Progs []*SpecInfo
 	Prog  *BPFProg
+	// LateType is, on a bpf: or bpfret: spec, the type of program it
+	// attaches to when one that it matches is loaded while tracing (the
+	// runtime watches: codegen's Output.CompileLate): the type of those it
+	// matched, its category, or "*" where its probe was checked without a
+	// context (it matched several types, or none of a spec of any type).
+	LateType string
 	// Ret is, on a return probe's glob, this function's return type
 	// (RetVoid: it returns nothing); the code reads retval as that type.
 	Ret     types.Type

@@ -16,6 +16,17 @@ import (
 // per loaded program it matches: fentry (bpf:) or fexit (bpfret:) on the
 // program's function, its context argument 0, the verdict after it.
 func compileBPFProgs(s *lang.Script, info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec *check.SpecInfo, name string, ksym func(string) uint64) ([]*Program, error) {
+	if psi := check.LatePlaceholder(spec); psi != nil {
+		// Programs loaded while tracing use the script's maps: the ones
+		// the spec's program needs are made now. The program, its events
+		// and names are not kept.
+		events, names := len(out.Events), len(out.ProbeNames)
+		_, err := compileProbe(info, ms, out, p, psi, name+"_wait", SkbTarget{SkbArg: -1, bpf: psi.Prog}, ksym)
+		if err != nil {
+			return nil, positioned(s, spec, err)
+		}
+		out.Events, out.ProbeNames = out.Events[:events], out.ProbeNames[:names]
+	}
 	var progs []*Program
 	for i, psi := range spec.Progs {
 		prog, err := compileProbe(info, ms, out, p, psi, fmt.Sprintf("%s_bpf%d", name, i), SkbTarget{SkbArg: -1, bpf: psi.Prog}, ksym)

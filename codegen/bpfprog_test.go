@@ -3,6 +3,7 @@ package codegen_test
 import (
 	"errors"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/cilium/ebpf"
@@ -139,5 +140,69 @@ func TestBpfXdpFrame(t *testing.T) {
 		t.Errorf("load: %v", err)
 	default:
 		coll.Close()
+	}
+}
+
+// TestBpfProgLate checks CompileLate: a script whose bpf: probes match no
+// program yet compiles to none for them and waits; a tc program loaded
+// later gets one fexit program per spec that takes it, on its function,
+// whose events' ids follow the script's and whose prog name joins the
+// probe names; an XDP program gets none; each loads on its target where
+// the kernel allows fentry on BPF programs.
+func TestBpfProgLate(t *testing.T) {
+	list := func() ([]check.BPFProg, error) { return nil, nil }
+	_, out := compiletest.Compile(t, `config = { missing_probes = "ignore" }
+tracepoint:skb:kfree_skb { print(len) }
+bpfret:tc:cg_late* { print(retval, prog, len) }
+bpf:tc:cg_late* { @hits[prog] = count() }`, check.Options{BPFProgs: list}, codegen.Options{})
+	if !out.WaitsForBPF() || len(out.Programs) != 1 {
+		t.Fatalf("waits %v, %d programs, want waiting and the tracepoint's only", out.WaitsForBPF(), len(out.Programs))
+	}
+	target, err := ebpf.NewProgram(bpfprogtest.TCDropPort("cg_late_a", 9))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer target.Close()
+	info, _ := target.Info()
+	id, _ := info.ID()
+	events := len(out.Events)
+	late, err := out.CompileLate(uint32(id), "cg_late_a", "tc", "cg_late_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(late.Programs) != 2 {
+		t.Fatalf("%d programs for the tc program, want 2", len(late.Programs))
+	}
+	for i, want := range []ebpf.AttachType{ebpf.AttachTraceFExit, ebpf.AttachTraceFEntry} {
+		p := late.Programs[i]
+		if p.Prog.AttachType != want || p.Prog.AttachTo != "cg_late_a" || p.BPF == nil || p.BPF.ID != uint32(id) {
+			t.Errorf("program %d: %v on %q, want %v on cg_late_a", i, p.Prog.AttachType, p.Prog.AttachTo, want)
+		}
+	}
+	if len(late.Events) != 1 || late.Events[0].ID != events || late.Events[0].Probe != "cg_late_a" || !late.Events[0].Return {
+		t.Errorf("events %+v, want one return event of cg_late_a with id %d", late.Events, events)
+	}
+	if len(out.Events) != events {
+		t.Errorf("the script's events grew from %d to %d", events, len(out.Events))
+	}
+	if !slices.Contains(late.ProbeNames, "cg_late_a") {
+		t.Errorf("probe names %q lack the program's", late.ProbeNames)
+	}
+	x, err := out.CompileLate(99999, "cg_late_x", "xdp", "cg_late_x")
+	if err != nil || len(x.Programs) != 0 {
+		t.Errorf("an XDP program: %d programs, %v; want none", len(x.Programs), err)
+	}
+	for _, p := range late.Programs {
+		cp := p.Prog.Copy()
+		cp.AttachTarget = target
+		coll, err := ebpf.NewCollection(&ebpf.CollectionSpec{Maps: out.Maps, Programs: map[string]*ebpf.ProgramSpec{"p": cp}})
+		switch {
+		case errors.Is(err, os.ErrPermission):
+			t.Logf("the kernel refuses fentry on BPF programs here: %v", err)
+		case err != nil:
+			t.Errorf("load %s: %v", p.Name, err)
+		default:
+			coll.Close()
+		}
 	}
 }

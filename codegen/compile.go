@@ -194,6 +194,12 @@ type Output struct {
 
 	// layouts indexes MapLayouts by name.
 	layouts map[string]*MapLayout
+	// late compiles bpf: probes for programs loaded while tracing
+	// (CompileLate); nil where no spec waits for them. lenientBPF: a
+	// bpf: program the kernel will not let trace its target is skipped,
+	// not an error (missing_probes = warn or ignore).
+	late       *lateBPF
+	lenientBPF bool
 }
 
 // Compile generates the programs of a checked script.
@@ -219,7 +225,7 @@ func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 	for pi, p := range s.Probes {
 		for si, spec := range info.Probes[p].Specs {
 			name := fmt.Sprintf("p%d_%d", pi, si)
-			if len(spec.Progs) > 0 {
+			if len(spec.Progs) > 0 || spec.LateType != "" {
 				progs, err := compileBPFProgs(s, info, ms, out, p, spec, name, opts.Ksym)
 				if err != nil {
 					return nil, err
@@ -287,6 +293,8 @@ func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 	if opts.PerfEvents {
 		out.PerfBytes = ms.perfBytes()
 	}
+	out.late = newLateBPF(s, info, ms, out, opts.Ksym)
+	out.lenientBPF = info.Config.MissingProbes != check.MissingError
 	return out, nil
 }
 

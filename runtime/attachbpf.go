@@ -14,26 +14,54 @@ import (
 
 // attachBPF loads each bpf: and bpfret: program, with the program it
 // traces (opened by its id) as its target, and attaches it: fentry or
-// fexit on that program's function.
+// fexit on that program's function. Under missing_probes = warn or ignore
+// a program that cannot be traced is said once per spec, not an error
+// (whydrop's tc and XDP probes, where fentry on programs is refused). Where
+// specs take programs loaded while tracing, they are watched for.
 func (s *Session) attachBPF() error {
+	lenient := s.out.SkipsRefusedBPF()
+	refused := false
+	said := map[string]bool{}
 	for _, p := range s.out.Programs {
 		if p.BPF == nil {
 			continue
 		}
 		l, err := s.attachBPFProg(p)
+		if errors.Is(err, errProgGone) {
+			continue // unloaded since the script was checked: nothing to trace
+		}
+		if err != nil && lenient {
+			refused = refused || errors.Is(err, os.ErrPermission)
+			if !said[p.Spec.Spec.Text] {
+				said[p.Spec.Spec.Text] = true
+				s.warn("%s is skipped: %s program %s (id %d): %v", p.Spec.Spec.Text, p.BPF.Type, p.BPF.Name, p.BPF.ID, err)
+			}
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("attach %s to %s program %s (id %d): %w", p.Spec.Spec.Text, p.BPF.Type, p.BPF.Name, p.BPF.ID, err)
 		}
 		s.links = append(s.links, l)
 	}
+	if s.out.WaitsForBPF() && !refused {
+		// Watched once everything else is attached (Start).
+		s.bpfKnown = map[uint32]bool{}
+		progs, _ := kernel.PacketProgs()
+		for _, p := range progs {
+			s.bpfKnown[p.ID] = true
+		}
+	}
 	return nil
 }
+
+// errProgGone: the program to trace was unloaded after it was listed.
+var errProgGone = errors.New("the program was unloaded after the script was checked")
 
 func (s *Session) attachBPFProg(p *codegen.Program) (link.Link, error) {
 	target, err := ebpf.NewProgramFromID(ebpf.ProgramID(p.BPF.ID))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("the program was unloaded after the script was checked; run again")
+			return nil, errProgGone
 		}
 		return nil, err
 	}

@@ -61,6 +61,8 @@ type printer struct {
 	// warn says on stderr what could not be printed (a file cat() could
 	// not read); nil: nothing is said.
 	warn func(format string, args ...any)
+	// late hands over the events of programs attached while tracing.
+	late *lateEvents
 }
 
 func newPrinter(w io.Writer, events []*codegen.Event, f *formatter, json bool) *printer {
@@ -68,15 +70,23 @@ func newPrinter(w io.Writer, events []*codegen.Event, f *formatter, json bool) *
 		buf: make([]byte, 0, flushAt+4096), verbs: map[*codegen.Event][]verbFmt{},
 		jsonArgs: map[*codegen.Event][]codegen.EventArg{}, funcs: map[uint64]string{},
 		scratch: make([]byte, 0, 512)}
+	p.events = nil
 	for _, ev := range events {
-		switch ev.Kind {
-		case codegen.EventPrintf, codegen.EventCat:
-			p.verbs[ev] = parseVerbs(ev.Verbs)
-		case codegen.EventPrint:
-			p.jsonArgs[ev] = jsonOrder(ev.Args)
-		}
+		p.addEvent(ev)
 	}
 	return p
+}
+
+// addEvent adds an event, whose id is the next, with what printing it
+// takes parsed once.
+func (p *printer) addEvent(ev *codegen.Event) {
+	p.events = append(p.events, ev)
+	switch ev.Kind {
+	case codegen.EventPrintf, codegen.EventCat:
+		p.verbs[ev] = parseVerbs(ev.Verbs)
+	case codegen.EventPrint:
+		p.jsonArgs[ev] = jsonOrder(ev.Args)
+	}
 }
 
 // jsonOrder is the order json.Marshal gives a map of the arguments by
@@ -164,6 +174,10 @@ func (p *printer) record(b []byte) error {
 		return fmt.Errorf("short record of %d bytes", len(b))
 	}
 	id := binary.LittleEndian.Uint64(b)
+	if id >= uint64(len(p.events)) {
+		// A program attached while tracing (bpfwatch.go).
+		p.takeLate()
+	}
 	if id >= uint64(len(p.events)) || len(b) < p.events[id].Size {
 		return fmt.Errorf("record with unknown id %d", id)
 	}

@@ -52,6 +52,11 @@ type Session struct {
 	warn    func(format string, args ...any)
 	// records counts the records read from the event buffer (Records).
 	records atomic.Uint64
+	// lateEv hands the printer the events of bpf: programs attached
+	// while tracing (bpfwatch.go); bpfKnown, where bpf: probes take
+	// them, are the programs loaded before.
+	lateEv   *lateEvents
+	bpfKnown map[uint32]bool
 }
 
 // FuncStats is what attaching skb: probes to functions came to, or nil.
@@ -174,7 +179,7 @@ func Start(out *codegen.Output, w io.Writer, opts Options) (_ *Session, err erro
 		return nil, err
 	}
 	s := &Session{out: out, coll: coll, fmt: newFormatter(), json: opts.JSON, w: w, bpftrace: opts.Bpftrace,
-		exited: make(chan struct{}), stopTimers: make(chan struct{}), verbose: opts.Verbose, warn: opts.Warn}
+		exited: make(chan struct{}), stopTimers: make(chan struct{}), verbose: opts.Verbose, warn: opts.Warn, lateEv: &lateEvents{}}
 	if s.warn == nil {
 		s.warn = func(string, ...any) {}
 	}
@@ -194,6 +199,7 @@ func Start(out *codegen.Output, w io.Writer, opts Options) (_ *Session, err erro
 		pr.rets = retClasses(opts.Funcs)
 		pr.warn = s.warn
 		pr.records = &s.records
+		pr.late = s.lateEv
 		if opts.Capture != nil {
 			if pr.pcap, err = newPcapngWriter(opts.Capture, opts.Snaplen, s.fmt.boot); err != nil {
 				s.Close()
@@ -261,6 +267,9 @@ func Start(out *codegen.Output, w io.Writer, opts Options) (_ *Session, err erro
 		if p.Helper == "" && p.Spec.Spec.Kind == lang.ProbeInterval {
 			s.startTimer(coll.Programs[p.Name], time.Duration(p.Spec.Spec.Period))
 		}
+	}
+	if s.bpfKnown != nil {
+		s.watchBPF(s.bpfKnown)
 	}
 	return s, nil
 }

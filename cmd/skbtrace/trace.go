@@ -56,7 +56,7 @@ func trace(o options, script *lang.Script, info *check.Info, kt *kernelTypes, at
 	if err != nil {
 		return report(stderr, err)
 	}
-	if len(out.Programs) == 0 {
+	if len(out.Programs) == 0 && !out.WaitsForBPF() {
 		fmt.Fprintln(stderr, "skbtrace: nothing to trace: no probe of the script matched")
 		return 1
 	}

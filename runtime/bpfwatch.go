@@ -1,0 +1,110 @@
+package runtime
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/cilium/ebpf/link"
+
+	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/runtime/kernel"
+)
+
+// BPFPollInterval is how often a session whose bpf: probes take programs
+// loaded while tracing lists the loaded programs.
+const BPFPollInterval = time.Second
+
+// lateEvents hands the events of programs compiled while tracing to the
+// printer, which takes them when it reads a record of one: they are added
+// before the program is attached, so before any of its records.
+type lateEvents struct {
+	mu     sync.Mutex
+	events []*codegen.Event
+	names  []string
+}
+
+func (l *lateEvents) add(late *codegen.Late) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.events = append(l.events, late.Events...)
+	l.names = late.ProbeNames
+}
+
+// takeLate adds the events handed over since the last call, and the probe
+// names they index.
+func (p *printer) takeLate() {
+	if p.late == nil {
+		return
+	}
+	p.late.mu.Lock()
+	events, names := p.late.events, p.late.names
+	p.late.events = nil
+	p.late.mu.Unlock()
+	for _, ev := range events {
+		p.addEvent(ev)
+	}
+	if names != nil {
+		p.fmt.probeNames = names
+	}
+}
+
+// watchBPF lists the loaded packet programs every BPFPollInterval until
+// Detach, and attaches the script's bpf: and bpfret: probes to each one
+// loaded since that they take (codegen's Output.CompileLate), saying so on
+// stderr, or why not. known are the programs there when tracing started.
+// A program that goes away leaves its links to be closed as any other.
+func (s *Session) watchBPF(known map[uint32]bool) {
+	s.timers.Add(1)
+	go func() {
+		defer s.timers.Done()
+		t := time.NewTicker(BPFPollInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.stopTimers:
+				return
+			case <-t.C:
+			}
+			progs, err := kernel.PacketProgs()
+			if err != nil {
+				continue
+			}
+			for _, pp := range progs {
+				if known[pp.ID] {
+					continue
+				}
+				known[pp.ID] = true
+				s.attachLate(pp)
+			}
+		}
+	}()
+}
+
+// attachLate compiles, loads and attaches the probes that take a program
+// loaded while tracing.
+func (s *Session) attachLate(bp kernel.PacketProg) {
+	late, err := s.out.CompileLate(bp.ID, bp.Name, bp.Type, bp.Func)
+	if err != nil {
+		s.warn("%s program %s (id %d), loaded while tracing, is not traced: %v", bp.Type, bp.Name, bp.ID, err)
+		return
+	}
+	if len(late.Programs) == 0 {
+		return
+	}
+	s.lateEv.add(late)
+	var links []link.Link
+	for _, p := range late.Programs {
+		l, err := s.attachBPFProg(p)
+		if errors.Is(err, errProgGone) {
+			break // gone already: nothing to trace
+		}
+		if err != nil {
+			s.warn("%s: %s program %s (id %d), loaded while tracing, is not traced: %v", p.Spec.Spec.Text, bp.Type, bp.Name, bp.ID, err)
+			continue
+		}
+		links = append(links, l)
+		s.warn("%s: tracing %s program %s (id %d), loaded while tracing", p.Spec.Spec.Text, bp.Type, bp.Name, bp.ID)
+	}
+	s.links = append(s.links, links...)
+}
