@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/link"
 
 	"github.com/skbtrace/skbtrace/codegen"
@@ -101,4 +104,44 @@ func explainBPFTrace(err error, verbose bool) error {
 		return fmt.Errorf("the verifier refused the tracing program (run with -v for its log): %v", ve.Cause)
 	}
 	return err
+}
+
+// ProbeBPFTrace reports whether fentry on BPF programs works here: it
+// loads an XDP program of its own (with BTF, attached to nothing), then a
+// program that does nothing with fentry on it, attaches that, and closes
+// both. The error is explainBPFTrace's. The answer is kept.
+func ProbeBPFTrace() error {
+	bpfTraceOnce.Do(func() { bpfTraceErr = probeBPFTrace() })
+	return bpfTraceErr
+}
+
+var (
+	bpfTraceOnce sync.Once
+	bpfTraceErr  error
+)
+
+func probeBPFTrace() error {
+	const name = "skbt_fentry"
+	ret := asm.Return()
+	insns := asm.Instructions{asm.Mov.Imm(asm.R0, 2), ret}
+	ctx := &btf.Struct{Name: "xdp_md"}
+	proto := &btf.FuncProto{Return: &btf.Int{Name: "int", Size: 4, Encoding: btf.Signed},
+		Params: []btf.FuncParam{{Name: "ctx", Type: &btf.Pointer{Target: ctx}}}}
+	insns[0] = btf.WithFuncMetadata(insns[0], &btf.Func{Name: name, Type: proto, Linkage: btf.GlobalFunc})
+	target, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: name, Type: ebpf.XDP, License: "GPL", Instructions: insns})
+	if err != nil {
+		return fmt.Errorf("load an XDP program to try fentry on: %w", err)
+	}
+	defer target.Close()
+	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: "skbt_try", Type: ebpf.Tracing, AttachType: ebpf.AttachTraceFEntry,
+		AttachTo: name, AttachTarget: target, License: "GPL", Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()}})
+	if err != nil {
+		return explainBPFTrace(err, false)
+	}
+	defer prog.Close()
+	l, err := link.AttachTracing(link.TracingOptions{Program: prog, AttachType: ebpf.AttachTraceFEntry})
+	if err != nil {
+		return explainBPFTrace(err, false)
+	}
+	return l.Close()
 }

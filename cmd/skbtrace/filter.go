@@ -32,14 +32,32 @@ func quote(s string) string {
 }
 
 // filterScript is the program of --filter without a script: every skb
-// function, each hop of a matching packet a line, or with -w a frame.
-func filterScript(filter string, write bool) *lang.Source {
-	body := filterLine
+// function, each hop of a matching packet a line, or with -w a frame; and
+// the hops h says, each program's entry and return, the return's line
+// with its verdict (an XDP program's with the frame's device, length and
+// headers; with -w, only tc programs, whose packets are skbs).
+func filterScript(filter string, write bool, h hops) *lang.Source {
+	body, ret := filterLine, filterRetLine
 	if write {
-		body = "capture()"
+		body, ret = "capture()", "capture()"
+		h.xdp = false
 	}
-	return &lang.Source{Name: "--filter", Text: "skb:* /pcap(" + quote(filter) + ")/ { " + body + " }\n"}
+	pred := " /pcap(" + quote(filter) + ")/"
+	text := "skb:*" + pred + " { " + body + " }\n"
+	if h.any() {
+		text = hopConfig + text + h.probes(pred, pred, body, ret, xdpLine, xdpRetLine)
+	}
+	return &lang.Source{Name: "--filter", Text: text}
 }
+
+// The lines of BPF programs' hops in --filter: a tc program's return with
+// its verdict, an XDP program's frame (it has no skb yet: its device,
+// length and headers) at its entry and return.
+const (
+	filterRetLine = "print(retval, dev, netns, mark, pkt)"
+	xdpLine       = "print(dev, len, pkt)"
+	xdpRetLine    = "print(retval, dev, len, pkt)"
+)
 
 // addCapture makes every probe with an skb start with capture(), for -w:
 // every event of an skb probe is a frame. It reports whether it changed any.
@@ -90,9 +108,15 @@ func addFilter(script *lang.Script, info *check.Info, filter string) bool {
 
 // timelineScript is the program of --timeline with --filter and no
 // script: every hop of a matching packet, followed with track() where the
-// filter would no longer match it, and the drop's reason and location.
-func timelineScript(filter string) *lang.Source {
-	f := quote(filter)
-	return &lang.Source{Name: "--timeline", Text: "skb:* /pcap(" + f + ")/ { track(); print(dev, netns, len) }\n" +
-		"tracepoint:skb:kfree_skb /pcap(" + f + ")/ { print(reason, ksym(location)) }\n"}
+// filter would no longer match it, and the drop's reason and location;
+// the hops h says, a program's return with its verdict (an XDP program's
+// in its frame's block).
+func timelineScript(filter string, h hops) *lang.Source {
+	pred := " /pcap(" + quote(filter) + ")/"
+	text := "skb:*" + pred + " { track(); print(dev, netns, len) }\n" +
+		"tracepoint:skb:kfree_skb" + pred + " { print(reason, ksym(location)) }\n"
+	if h.any() {
+		text = hopConfig + text + h.probes(pred, pred, "print(dev, netns, len)", "print(retval, dev, netns, len)", "print(dev, len)", "print(retval, dev, len)")
+	}
+	return &lang.Source{Name: "--timeline", Text: text}
 }

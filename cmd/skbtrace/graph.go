@@ -15,8 +15,12 @@ import (
 // and a predicate, `skb:ip_*,skb:nf_* /mark == 1/` (skb:* where empty);
 // --filter is ANDed with its predicate. The first entry a packet matches
 // starts following it (track()): the calls inside it print whatever their
-// predicate says, and a return prints where its skb is followed.
-func graphScript(sel, filter string) (*lang.Source, error) {
+// predicate says, and a return prints where its skb is followed. Where the
+// selection has skb:* (or is empty), the BPF programs hops asks for are
+// calls too, their verdicts their return values: tc programs under the
+// predicate, XDP programs under --filter alone (a frame has no skb
+// fields), none where the selection has a predicate of its own.
+func graphScript(sel, filter string, hopsFor func() hops) (*lang.Source, error) {
 	specs, pred := sel, ""
 	if i := strings.IndexByte(sel, '/'); i >= 0 {
 		specs, pred = sel[:i], strings.TrimSpace(sel[i:])
@@ -26,6 +30,7 @@ func graphScript(sel, filter string) (*lang.Source, error) {
 		pred = strings.TrimSpace(pred[1 : len(pred)-1])
 	}
 	var entries, returns []string
+	all := false
 	for _, s := range strings.Split(specs, ",") {
 		s = strings.TrimSpace(s)
 		if s == "" && len(strings.Split(specs, ",")) == 1 {
@@ -35,11 +40,17 @@ func graphScript(sel, filter string) (*lang.Source, error) {
 		if !ok || glob == "" {
 			return nil, fmt.Errorf("--graph takes skb:GLOB[,skb:GLOB...] [/PREDICATE/], e.g. --graph 'skb:ip_* /mark == 1/', not %q", sel)
 		}
+		all = all || glob == "*"
 		entries = append(entries, "skb:"+glob)
 		returns = append(returns, "skbret:"+glob)
 	}
+	xdpPred, xdpEntry := "", "print(len)"
+	if pred != "" {
+		xdpEntry = ""
+	}
 	if filter != "" {
 		f := "pcap(" + quote(filter) + ")"
+		xdpPred = " /" + f + "/"
 		if pred != "" {
 			f += " && (" + pred + ")"
 		}
@@ -50,6 +61,11 @@ func graphScript(sel, filter string) (*lang.Source, error) {
 	}
 	text := strings.Join(entries, ", ") + pred + " { track(); print(skb) }\n" +
 		strings.Join(returns, ", ") + " /0/ { print(retval, duration) }\n"
+	if all {
+		if h := hopsFor(); h.any() {
+			text = hopConfig + text + h.probes(pred, xdpPred, "print(skb)", "print(retval)", xdpEntry, "print(retval)")
+		}
+	}
 	return &lang.Source{Name: "--graph", Text: text}, nil
 }
 

@@ -50,6 +50,9 @@ type options struct {
 	// one map it exports.
 	metrics          string
 	metricsMaxSeries int
+	// bpfHops traces tc and XDP programs as hops of --filter, --timeline
+	// and --graph (--bpf-hops, on by default).
+	bpfHops bool
 }
 
 func main() {
@@ -87,6 +90,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.graph, "graph", false, "nest the calls of each packet per skb and CPU, with each function's return value and time: --graph 'skb:GLOB /PREDICATE/', --graph --filter 'FILTER', or a script's skb: and skbret: print()s (-f json: one object per block, its calls nested)")
 	fs.StringVar(&o.metrics, "metrics", "", "while tracing, serve the maps to Prometheus on `ADDR` (:9464, 127.0.0.1:9464) at /metrics: counters, gauges, histograms, key parts as labels")
 	fs.IntVar(&o.metricsMaxSeries, "metrics-max-series", metrics.DefaultMaxSeries, "with --metrics, export at most `N` series of each map: the largest")
+	fs.BoolVar(&o.bpfHops, "bpf-hops", true, "with --filter, --timeline or --graph and no script: trace the tc and XDP programs on the path as hops, with their verdicts (fentry on BPF programs, where the kernel allows it); --bpf-hops=false leaves them out")
 	fs.BoolVar(&o.tools, "tools", false, "list the bundled tools")
 	fs.BoolVar(&o.version, "version", false, "print the version")
 	fs.Usage = func() {}
@@ -163,7 +167,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		if len(args) > 0 {
 			sel = args[0]
 		}
-		if src, err = graphScript(sel, o.filter); err != nil {
+		if src, err = graphScript(sel, o.filter, func() hops { return bpfHops(o, o.filter, stderr) }); err != nil {
 			fmt.Fprintf(stderr, "skbtrace: %v\n", err)
 			return 1
 		}
@@ -183,9 +187,9 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	}
 	switch {
 	case src == nil && o.filter != "" && o.timeline:
-		src, o.filter = timelineScript(o.filter), ""
+		src, o.filter = timelineScript(o.filter, bpfHops(o, o.filter, stderr)), ""
 	case src == nil && o.filter != "":
-		src, o.filter = filterScript(o.filter, o.write != ""), ""
+		src, o.filter = filterScript(o.filter, o.write != "", bpfHops(o, o.filter, stderr)), ""
 	case src == nil && o.timeline:
 		fmt.Fprintln(stderr, "skbtrace: --timeline groups the packets of --filter 'FILTER', or the print() events of a script: give one")
 		return 1

@@ -29,7 +29,9 @@ func TestSkbRetNeedsFunctionBackend(t *testing.T) {
 // of its functions, the predicate and --filter deciding which packets; a
 // selection that is not skb: probes says what it takes.
 func TestGraphSelection(t *testing.T) {
-	src, err := graphScript("skb:ip_rcv*, skb:nf_hook_slow /mark == 1/", "udp port 9")
+	asked := false
+	noHops := func() hops { asked = true; return hops{} }
+	src, err := graphScript("skb:ip_rcv*, skb:nf_hook_slow /mark == 1/", "udp port 9", noHops)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,11 +40,14 @@ func TestGraphSelection(t *testing.T) {
 	if src.Text != want {
 		t.Errorf("script:\n%s\nwant:\n%s", src.Text, want)
 	}
-	if src, _ := graphScript("", ""); !strings.HasPrefix(src.Text, "skb:* { track(); print(skb) }\n") {
+	if asked {
+		t.Error("a selection without skb:* asked for BPF programs' hops")
+	}
+	if src, _ := graphScript("", "", noHops); !strings.HasPrefix(src.Text, "skb:* { track(); print(skb) }\n") {
 		t.Errorf("empty selection:\n%s", src.Text)
 	}
 	for _, bad := range []string{"kprobe:ip_rcv", "skb:ip_rcv /mark == 1", "skb:a,,skb:b"} {
-		if _, err := graphScript(bad, ""); err == nil {
+		if _, err := graphScript(bad, "", noHops); err == nil {
 			t.Errorf("%q: accepted", bad)
 		}
 	}
