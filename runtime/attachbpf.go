@@ -96,8 +96,8 @@ func explainBPFTrace(err error, verbose bool) error {
 		} else {
 			why += ": fentry/fexit is not allowed here (an LSM, lockdown, or a kernel whose BPF trampolines are off, or not root)"
 		}
-		return fmt.Errorf("%s; bpf: probes need fentry (Linux 5.5+ with BTF, x86-64 or arm64 6.0+); "+
-			"trace the packet around the program instead: skb:tcf_classify, skbret:tcf_classify, or tracepoint:xdp:*", why)
+		return &refusedError{msg: why + "; bpf: probes need fentry (Linux 5.5+ with BTF, x86-64 or arm64 6.0+); " +
+			"trace the packet around the program instead: skb:tcf_classify, skbret:tcf_classify, or tracepoint:xdp:*", err: err}
 	case errors.Is(err, ebpf.ErrNotSupported):
 		return fmt.Errorf("this kernel cannot attach fentry to BPF programs (Linux 5.5 and later with BPF trampolines): %w", err)
 	case errors.As(err, &ve) && !verbose:
@@ -105,6 +105,16 @@ func explainBPFTrace(err error, verbose bool) error {
 	}
 	return err
 }
+
+// refusedError says what to do where the kernel refused fentry on a BPF
+// program; it is still the kernel's EPERM (errors.Is).
+type refusedError struct {
+	msg string
+	err error
+}
+
+func (e *refusedError) Error() string { return e.msg }
+func (e *refusedError) Unwrap() error { return e.err }
 
 // ProbeBPFTrace reports whether fentry on BPF programs works here: it
 // loads an XDP program of its own (with BTF, attached to nothing), then a

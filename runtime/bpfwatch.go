@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"errors"
+	"os"
 	"sync"
 	"time"
 
@@ -75,22 +76,26 @@ func (s *Session) watchBPF(known map[uint32]bool) {
 					continue
 				}
 				known[pp.ID] = true
-				s.attachLate(pp)
+				if s.attachLate(pp) {
+					s.warn("fentry on BPF programs is refused here: programs loaded from now on are not traced")
+					return
+				}
 			}
 		}
 	}()
 }
 
 // attachLate compiles, loads and attaches the probes that take a program
-// loaded while tracing.
-func (s *Session) attachLate(bp kernel.PacketProg) {
+// loaded while tracing. It reports whether the kernel refused fentry on
+// it (EPERM): it will refuse the next ones too.
+func (s *Session) attachLate(bp kernel.PacketProg) (refused bool) {
 	late, err := s.out.CompileLate(bp.ID, bp.Name, bp.Type, bp.Func)
 	if err != nil {
 		s.warn("%s program %s (id %d), loaded while tracing, is not traced: %v", bp.Type, bp.Name, bp.ID, err)
-		return
+		return false
 	}
 	if len(late.Programs) == 0 {
-		return
+		return false
 	}
 	s.lateEv.add(late)
 	var links []link.Link
@@ -101,10 +106,15 @@ func (s *Session) attachLate(bp kernel.PacketProg) {
 		}
 		if err != nil {
 			s.warn("%s: %s program %s (id %d), loaded while tracing, is not traced: %v", p.Spec.Spec.Text, bp.Type, bp.Name, bp.ID, err)
+			if errors.Is(err, os.ErrPermission) {
+				refused = true
+				break
+			}
 			continue
 		}
 		links = append(links, l)
 		s.warn("%s: tracing %s program %s (id %d), loaded while tracing", p.Spec.Spec.Text, bp.Type, bp.Name, bp.ID)
 	}
 	s.links = append(s.links, links...)
+	return refused
 }

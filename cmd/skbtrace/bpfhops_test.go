@@ -96,3 +96,21 @@ func TestBPFHopsNote(t *testing.T) {
 		}
 	}
 }
+
+// TestWhydropRefusedPrograms checks whydrop where the kernel refuses fentry
+// on BPF programs (this host) and a tc program is loaded: its bpfret:tc
+// probe is skipped with one line that names the program and why, and the
+// tool traces on (exit 0).
+func TestWhydropRefusedPrograms(t *testing.T) {
+	if err := runtime.ProbeBPFTrace(); err == nil {
+		t.Skip("fentry on BPF programs works here: the VM suite's bpf-whydrop cases cover it")
+	}
+	name := testProgName("wdrop")
+	loadTestProg(t, bpfprogtest.TCDropPort(name, 9))
+	var out, errb bytes.Buffer
+	code := run([]string{"--duration", "300ms", "whydrop"}, &out, &errb)
+	if n := strings.Count(errb.String(), "bpfret:tc:* is skipped: tc program "); code != 0 || n != 1 ||
+		!strings.Contains(errb.String(), "the kernel refused fentry on a BPF program (EPERM)") {
+		t.Errorf("exit %d, %d lines on bpfret:tc:*:\n%s", code, n, errb.String())
+	}
+}
