@@ -252,6 +252,10 @@ func overhead(w io.Writer, skbtrace, bpftrace, flood string, packets int, haveBp
 	}
 	table(5, packets, func(row func(string, ...string)) {
 		row("skbtrace `@[reason] = count()` on kfree_skb", "-e", `tracepoint:skb:kfree_skb { @[reason] = count() }`)
+		// The tools that count drops: dropcount's six keys, scraped or not.
+		row("skbtrace dropwatch", "dropwatch")
+		row("skbtrace dropcount", "dropcount")
+		row("skbtrace `--metrics 127.0.0.1:0` dropcount", "--metrics", "127.0.0.1:0", "dropcount")
 		// -w: a pcapng frame of every drop.
 		row("skbtrace `-w /dev/null` (snaplen 256) on kfree_skb", "-w", "/dev/null", "-e", `tracepoint:skb:kfree_skb { }`)
 		row("skbtrace `-w /dev/null --snaplen 0` on kfree_skb", "-w", "/dev/null", "--snaplen", "0", "-e", `tracepoint:skb:kfree_skb { }`)
