@@ -8,5 +8,6 @@
 // attached, the version and backend, and the Go process's.
 //
 // Maps reach the collector through Source, which the session provides;
-// Serve listens and serves /metrics with promhttp.
+// Listen opens the address before anything attaches, Serve serves
+// /metrics with promhttp.
 package metrics
