@@ -6,11 +6,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -143,6 +148,86 @@ func TestImageTracesHostDatagrams(t *testing.T) {
 			t.Errorf("no net_dev_queue line ending %q in the container's output:\n%s\nstderr:\n%s", want, stdout.String(), errText.String())
 		}
 	}
+	imageMetrics(t, run, tag, version)
+}
+
+// imageMetrics runs the image's dropcount under --metrics as the DaemonSet
+// does (on a free port rather than 9464), sends three datagrams to a closed
+// port on the host's loopback, and scrapes the container from the host:
+// its build_info carries the image's version, and @drops counts the
+// datagrams (at least three: the host may drop others there too).
+func imageMetrics(t *testing.T, run func(args ...string) *exec.Cmd, tag, version string) {
+	addr := freePort(t)
+	cmd := run(append(daemonSetFlags(), tag, "--metrics", addr, "--duration", "20s", "dropcount")...)
+	var errText lockedBuffer
+	cmd.Stderr = &errText
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	}()
+	scrape := func() string {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return ""
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for !strings.Contains(errText.String(), "Ctrl-C to end") || scrape() == "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the container serves no metrics on %s after 15 s:\n%s", addr, errText.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	dst := freeUDPPort(t)
+	src, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	for range 3 {
+		if _, err := src.WriteTo([]byte("x"), dst); err != nil {
+			t.Fatal(err)
+		}
+	}
+	info := fmt.Sprintf(`skbtrace_build_info{backend="none",version=%q} 1`, version)
+	drops := regexp.MustCompile(`(?m)^skbtrace_drops_total\{chain="",dev="lo",location="__udp4_lib_rcv\+0x[0-9a-f]+",netns="\d+",reason="NO_SOCKET",table=""\} (\d+)$`)
+	var text string
+	for {
+		text = scrape()
+		if m := drops.FindStringSubmatch(text); m != nil && strings.Contains(text, info+"\n") {
+			if n, _ := strconv.Atoi(m[1]); n >= 3 {
+				return
+			}
+		}
+		if time.Now().After(deadline.Add(5 * time.Second)) {
+			t.Fatalf("the container's metrics lack %s or three NO_SOCKET drops on lo:\n%s\nstderr:\n%s", info, text, errText.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer a process writes while the test reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // freeUDPPort returns a loopback UDP address no socket is bound to.
