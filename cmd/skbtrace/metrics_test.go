@@ -286,7 +286,7 @@ func TestMetricsPrometheus(t *testing.T) {
 		ns := "skbtm" + node
 		inums[node] = netnsWithLo(t, ns)
 		// A node's skbtrace sees its own kernel: here, its own namespace.
-		text := strings.Replace(tool.Text, "/skb->protocol != 0/", fmt.Sprintf("/skb->protocol != 0 && netns == %d/", inums[node]), 1)
+		text := strings.ReplaceAll(tool.Text, "/skb->protocol != 0 &&", fmt.Sprintf("/skb->protocol != 0 && netns == %d &&", inums[node]))
 		if text == tool.Text {
 			t.Fatal("dropcount's predicate has changed: the test cannot select a namespace")
 		}
@@ -339,7 +339,7 @@ func TestMetricsPrometheus(t *testing.T) {
 	}
 	prom.waitQuery(`sum by (node) (skbtrace_events_lost_total) + sum by (node) (skbtrace_events_read_total)`, "node=a: 0\nnode=b: 0", "node")
 	prom.waitQuery(`skbtrace_build_info`, "node=a,version=dev: 1\nnode=b,version=dev: 1", "node", "version")
-	prom.waitQuery(`skbtrace_probes`, "node=a: 1\nnode=b: 1", "node")
+	prom.waitQuery(`skbtrace_probes`, "node=a: 2\nnode=b: 2", "node")
 }
 
 // sampleTimes are the times of the last scrape where q's one series had
