@@ -54,32 +54,26 @@ func describe(l *codegen.MapLayout) Map {
 		m.Kind = Stats
 	case codegen.MapHist, codegen.MapLhist:
 		m.Kind = Histogram
-		m.Bounds = bounds(l.Lhist)
+		m.Bounds = bounds(l)
 	default:
 		m.Kind = Gauge
 	}
 	return m
 }
 
-// bounds are each bucket's largest value, by bucket index, the last +Inf:
-// the values are integers, so bucket [lo, hi) holds at most hi-1. hist's
-// buckets: negative, 0, 1, then [2^(i-2), 2^(i-1)); lhist's: below min,
-// each step, then max and above.
-func bounds(lhist *[3]int64) []float64 {
-	if lhist != nil {
-		lo, hi, step := lhist[0], lhist[1], lhist[2]
-		last := (hi-lo+step-1)/step + 1
-		out := []float64{float64(lo - 1)}
-		for i := int64(1); i < last; i++ {
-			out = append(out, float64(min(lo+i*step, hi)-1))
+// bounds are a histogram's buckets' largest values, by bucket index, the
+// last +Inf: the values are integers, so bucket [lo, hi) (the layout's
+// Bucket) holds at most hi-1. hist's buckets: negative, 0, 1, then
+// [2^(i-2), 2^(i-1)); lhist's: below min, each step, then max and above.
+func bounds(l *codegen.MapLayout) []float64 {
+	var out []float64
+	for i := int64(0); ; i++ {
+		if _, hi := l.Bucket(i); hi != math.MaxInt64 {
+			out = append(out, float64(hi-1))
+			continue
 		}
 		return append(out, math.Inf(1))
 	}
-	out := []float64{-1, 0}
-	for i := 2; i < 64; i++ {
-		out = append(out, float64(int64(1)<<(i-1)-1))
-	}
-	return append(out, math.Inf(1))
 }
 
 func (s sessionSource) Read(m Map) ([]Series, error) {
