@@ -33,6 +33,8 @@ type Program struct {
 	Spec  *check.SpecInfo
 	Name  string
 	Prog  *ebpf.ProgramSpec
+	// Attach is where the program attaches: what the runtime reads.
+	Attach Attach
 	// SkbArg is, for skb: probes, the argument position of the skb this
 	// program reads; the runtime attaches it to the functions whose skb is
 	// there. -1 for other probes.
@@ -163,6 +165,11 @@ type Options struct {
 	// programs shared by many functions read the instruction pointer, and
 	// their return programs the address their entry kept.
 	HaveFuncIP func() bool
+	// Backend is how skb: and skbret: probes' programs in the kprobe form
+	// attach to functions, and GlobBackend how kprobe: and kretprobe:
+	// globs' do: with BackendKprobeMulti they are kprobe-multi programs
+	// (Attach.Multi); otherwise, or "", kprobes.
+	Backend, GlobBackend Backend
 	// HaveHelper reports whether the kernel has a helper that every
 	// program type may call; nil says it has. A loop over a map needs
 	// bpf_for_each_map_elem (Linux 5.13), one over a range that is not
@@ -290,6 +297,7 @@ func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 			return nil, fmt.Errorf("track(): %w", err)
 		}
 	}
+	applyBackend(out.Programs, opts)
 	if opts.PerfEvents {
 		out.PerfBytes = ms.perfBytes()
 	}
@@ -577,7 +585,7 @@ func compileProbeWith(give int, info *check.Info, ms *mapSet, out *Output, p *la
 	if err := checkJumps(ps.Instructions); err != nil {
 		return nil, err
 	}
-	prog := &Program{Probe: p, Spec: spec, Name: name, Prog: ps, SkbArg: tg.SkbArg, HasReason: tg.HasReason, ReasonArg: tg.ReasonArg, Return: tg.Return, Ret: tg.Ret,
+	prog := &Program{Probe: p, Spec: spec, Name: name, Prog: ps, Attach: attachOf(spec, tg, ps), SkbArg: tg.SkbArg, HasReason: tg.HasReason, ReasonArg: tg.ReasonArg, Return: tg.Return, Ret: tg.Ret,
 		frame: g.frame.high, callee: g.calleeDepth, BPF: tg.bpf}
 	if tg.Return && !tg.Fentry {
 		// The kprobe form reads the skb its entry stashed.

@@ -73,6 +73,8 @@ func compileGlob(s *lang.Script, info *check.Info, ms *mapSet, out *Output, p *l
 		for _, f := range fs {
 			prog.Functions = append(prog.Functions, f.Func)
 		}
+		prog.Attach = Attach{Kind: AttachKprobes, Text: spec.Spec.Text, ProbeKind: string(spec.Spec.Kind), Funcs: prog.Functions,
+			Return: spec.Spec.Kind == lang.ProbeKretprobe}
 		progs = append(progs, prog)
 	}
 	return progs, nil

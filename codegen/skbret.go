@@ -249,9 +249,11 @@ func compileEntry(ms *mapSet, tg SkbTarget, name string, ksym func(string) uint6
 		asm.Return(),
 	)
 	ps.Instructions = g.insns
-	p := &Program{Name: name, Prog: ps, SkbArg: tg.SkbArg, Helper: HelperEntry}
+	p := &Program{Name: name, Prog: ps, SkbArg: tg.SkbArg, Helper: HelperEntry,
+		Attach: Attach{Kind: AttachSkbFuncs, Text: "skbret:", ProbeKind: string(lang.ProbeSkbRet)}}
 	if tg.Fentry {
 		p.Function = tg.Name
+		p.Attach.Kind, p.Attach.Func = AttachFentry, tg.Name
 	}
 	return p, nil
 }

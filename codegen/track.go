@@ -189,7 +189,8 @@ func trackHelpers(out *Output, skb *btf.Struct) error {
 		}
 		insns = append(insns, asm.Mov.Imm(asm.R0, 0).WithSymbol("done"), asm.Return())
 		out.Programs = append(out.Programs, &Program{Name: "untrack_" + tp, SkbArg: -1, Helper: HelperUntrack, Tracepoint: tp,
-			Prog: &ebpf.ProgramSpec{Name: "untrack_" + tp, License: "GPL", Type: ebpf.Tracing, AttachType: ebpf.AttachTraceRawTp, AttachTo: tp, Instructions: insns}})
+			Attach: Attach{Kind: AttachTpBTF, Text: "track()", Name: tp},
+			Prog:   &ebpf.ProgramSpec{Name: "untrack_" + tp, License: "GPL", Type: ebpf.Tracing, AttachType: ebpf.AttachTraceRawTp, AttachTo: tp, Instructions: insns}})
 	}
 	for i, fn := range CopyFuncs {
 		// fexit: args[0] is the original, and the new skb is the return
@@ -219,7 +220,8 @@ func trackHelpers(out *Output, skb *btf.Struct) error {
 		)
 		name := "follow_" + string(rune('a'+i))
 		out.Programs = append(out.Programs, &Program{Name: name, SkbArg: -1, Helper: HelperFollow,
-			Prog: &ebpf.ProgramSpec{Name: name, License: "GPL", Type: ebpf.Tracing, AttachType: ebpf.AttachTraceFExit, AttachTo: fn.Name, Instructions: insns}})
+			Attach: Attach{Kind: AttachFexit, Text: "track()", Func: fn.Name},
+			Prog:   &ebpf.ProgramSpec{Name: name, License: "GPL", Type: ebpf.Tracing, AttachType: ebpf.AttachTraceFExit, AttachTo: fn.Name, Instructions: insns}})
 	}
 	return nil
 }

@@ -42,7 +42,7 @@ func (s *Session) attachBPF() error {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("attach %s to %s program %s (id %d): %w", p.Spec.Spec.Text, p.BPF.Type, p.BPF.Name, p.BPF.ID, err)
+			return fmt.Errorf("attach %s to %s program %s (id %d): %w", p.Attach.Text, p.BPF.Type, p.BPF.Name, p.BPF.ID, err)
 		}
 		s.links = append(s.links, l)
 	}

@@ -173,13 +173,13 @@ func funcTargets(p *codegen.Program, fa *FuncAttach) []string {
 			}
 		}
 	case p.Return:
-		for _, f := range fa.Ret[p.Spec.Spec.Target] {
+		for _, f := range fa.Ret[p.Attach.Glob] {
 			if codegen.RetClass(f.Ret) == p.Ret {
 				out = append(out, f.Name)
 			}
 		}
 	default:
-		for _, f := range fa.Funcs[p.Spec.Spec.Target] {
+		for _, f := range fa.Funcs[p.Attach.Glob] {
 			if f.SkbArg == p.SkbArg && f.ReasonArg == reason {
 				out = append(out, f.Name)
 			}
@@ -198,14 +198,14 @@ func (s *Session) attachFuncs(fa *FuncAttach) (*AttachStats, error) {
 	var kprobes, fentries, globs []*codegen.Program
 	for _, p := range s.out.Programs {
 		switch {
-		case (p.Helper != "" && p.Helper != codegen.HelperEntry) || (p.Spec == nil && p.Helper == ""):
-		case len(p.Functions) > 0:
+		case (p.Helper != "" && p.Helper != codegen.HelperEntry) || p.Attach.Kind == 0:
+		case p.Attach.Kind == codegen.AttachKprobes:
 			globs = append(globs, p)
-			pr.total += len(p.Functions)
+			pr.total += len(p.Attach.Funcs)
 		case p.Function != "":
 			fentries = append(fentries, p)
 			pr.total++
-		case p.KprobeForm():
+		case p.Attach.Kind == codegen.AttachSkbFuncs:
 			kprobes = append(kprobes, p)
 			pr.total += len(funcTargets(p, fa))
 		}
@@ -228,7 +228,7 @@ func (s *Session) attachFuncs(fa *FuncAttach) (*AttachStats, error) {
 	for _, p := range kprobes {
 		prog := s.coll.Programs[p.Name]
 		fns := funcTargets(p, fa)
-		if fa.Backend == BackendKprobeMulti {
+		if p.Attach.Multi {
 			s.attachMulti(prog, fns, st, pr, p)
 			continue
 		}

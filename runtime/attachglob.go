@@ -4,28 +4,28 @@ import (
 	"github.com/cilium/ebpf/link"
 
 	"github.com/skbtrace/skbtrace/codegen"
-	"github.com/skbtrace/skbtrace/lang"
 )
 
 // attachGlob attaches the program of a kprobe: or kretprobe: glob to its
-// functions: all at once with kprobe-multi (bisecting to skip those that
-// refuse), else a kprobe each.
+// functions: all at once with kprobe-multi where it was compiled for it
+// (bisecting to skip those that refuse), else a kprobe each. b names the
+// backend in the skipped functions' reasons.
 func (s *Session) attachGlob(p *codegen.Program, b Backend, st *AttachStats, pr *progress) {
 	prog := s.coll.Programs[p.Name]
-	ret := p.Spec.Spec.Kind == lang.ProbeKretprobe
+	a := p.Attach
 	try := func(fns []string) (link.Link, error) {
 		switch {
-		case b == BackendKprobeMulti && ret:
+		case a.Multi && a.Return:
 			return link.KretprobeMulti(prog, link.KprobeMultiOptions{Symbols: fns})
-		case b == BackendKprobeMulti:
+		case a.Multi:
 			return link.KprobeMulti(prog, link.KprobeMultiOptions{Symbols: fns})
-		case ret:
+		case a.Return:
 			return link.Kretprobe(fns[0], prog, nil)
 		}
 		return link.Kprobe(fns[0], prog, nil)
 	}
-	if b == BackendKprobeMulti {
-		bisect(p.Functions, func(part []string) error {
+	if a.Multi {
+		bisect(a.Funcs, func(part []string) error {
 			l, err := try(part)
 			if err == nil {
 				s.links = append(s.links, l)
@@ -39,7 +39,7 @@ func (s *Session) attachGlob(p *codegen.Program, b Backend, st *AttachStats, pr 
 		})
 		return
 	}
-	for _, fn := range p.Functions {
+	for _, fn := range a.Funcs {
 		l, err := try([]string{fn})
 		if err != nil {
 			st.skipWith(b, fn, err)

@@ -9,25 +9,24 @@ import (
 	"github.com/cilium/ebpf/link"
 
 	"github.com/skbtrace/skbtrace/codegen"
-	"github.com/skbtrace/skbtrace/lang"
 )
 
 // attachUprobe attaches a uprobe or uretprobe program to its function, at
 // the offset in the binary's file the checker found: one perf event link
 // per function, for every process that runs the binary.
 func attachUprobe(p *codegen.Program, prog *ebpf.Program) (link.Link, error) {
-	si := p.Spec
-	name := si.UserProbeName()
-	ex, err := link.OpenExecutable(si.Binary)
+	a := p.Attach
+	name := a.Text
+	ex, err := link.OpenExecutable(a.Binary)
 	if err != nil {
 		return nil, fmt.Errorf("attach %s: %w", name, err)
 	}
-	opts := &link.UprobeOptions{Address: si.FileOffset}
+	opts := &link.UprobeOptions{Address: a.Offset}
 	var l link.Link
-	if si.Spec.Kind == lang.ProbeUretprobe {
-		l, err = ex.Uretprobe(si.Func, prog, opts)
+	if a.Return {
+		l, err = ex.Uretprobe(a.Func, prog, opts)
 	} else {
-		l, err = ex.Uprobe(si.Func, prog, opts)
+		l, err = ex.Uprobe(a.Func, prog, opts)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("attach %s: %w", name, explainUprobe(err))

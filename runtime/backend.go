@@ -10,19 +10,21 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
 
+	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
-// Backend is how skb: probes attach to kernel functions.
-type Backend string
+// Backend is how skb: probes attach to kernel functions: codegen's, which
+// compiles the programs for it (codegen.Options.Backend).
+type Backend = codegen.Backend
 
 // The backends, fastest first; BackendTracepoint is the fallback where no
 // function backend works.
 const (
-	BackendKprobeMulti Backend = "kprobe-multi"
-	BackendFentry      Backend = "fentry"
-	BackendKprobe      Backend = "kprobe"
-	BackendTracepoint  Backend = "tracepoint"
+	BackendKprobeMulti = codegen.BackendKprobeMulti
+	BackendFentry      = codegen.BackendFentry
+	BackendKprobe      = codegen.BackendKprobe
+	BackendTracepoint  = codegen.BackendTracepoint
 )
 
 // FunctionBackends are the backends that attach to functions, in the order

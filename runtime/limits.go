@@ -12,7 +12,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/skbtrace/skbtrace/codegen"
-	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
@@ -67,27 +66,26 @@ func countFDs(out *codegen.Output, funcs *FuncAttach, attach bool) fdNeed {
 
 // linksOf is how many links or perf events attaching a program opens.
 func linksOf(p *codegen.Program, funcs *FuncAttach, cpus int) int {
-	multi := funcs != nil && funcs.Backend == BackendKprobeMulti
 	switch {
 	case p.Helper != "" && p.Helper != codegen.HelperEntry:
 		return 1
-	case len(p.Functions) > 0:
-		if funcs != nil && funcs.Kprobe == BackendKprobeMulti {
+	case p.Attach.Kind == codegen.AttachKprobes:
+		if p.Attach.Multi {
 			return 1
 		}
-		return len(p.Functions)
+		return len(p.Attach.Funcs)
 	case p.Function != "":
 		return 1
-	case p.KprobeForm() || p.Helper == codegen.HelperEntry:
-		if funcs == nil || multi {
+	case p.Attach.Kind == codegen.AttachSkbFuncs:
+		if funcs == nil || p.Attach.Multi {
 			return 1
 		}
 		return len(funcTargets(p, funcs))
 	}
-	switch p.Spec.Spec.Kind {
-	case lang.ProbeBegin, lang.ProbeEnd, lang.ProbeInterval:
+	switch p.Attach.Kind {
+	case codegen.AttachBegin, codegen.AttachEnd, codegen.AttachInterval:
 		return 0
-	case lang.ProbeProfile:
+	case codegen.AttachProfile:
 		return cpus
 	}
 	return 1

@@ -8,7 +8,7 @@ import (
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
 
-	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
@@ -20,10 +20,10 @@ type profileEvents struct {
 	fds []int
 }
 
-// attachProfile opens the CPU clock on every online CPU at the spec's rate
+// attachProfile opens the CPU clock on every online CPU at the probe's rate
 // (profile:hz:N: a period of 1s/N) or period (profile:ms:N) and attaches
 // prog to each.
-func attachProfile(spec *lang.ProbeSpec, prog *ebpf.Program) (*profileEvents, error) {
+func attachProfile(spec codegen.Attach, prog *ebpf.Program) (*profileEvents, error) {
 	cpus, err := kernel.OnlineCPUs()
 	if err != nil {
 		return nil, fmt.Errorf("attach %s: %w", spec.Text, err)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,7 +16,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/skbtrace/skbtrace/codegen"
-	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
@@ -143,32 +141,9 @@ func Start(out *codegen.Output, w io.Writer, opts Options) (_ *Session, err erro
 			err = explainEMFILE(out, err)
 		}
 	}()
-	// The session may change programs (below); the caller's stay as they are.
-	cp := *out
-	cp.Programs = slices.Clone(out.Programs)
-	out = &cp
-	for i, p := range out.Programs {
-		if len(p.Functions) > 0 && opts.Funcs != nil && opts.Funcs.Kprobe == BackendKprobeMulti {
-			pc := *p
-			pc.Prog = p.Prog.Copy()
-			pc.Prog.AttachType = ebpf.AttachTraceKprobeMulti
-			out.Programs[i] = &pc
-		}
-		if p.KprobeForm() {
-			if opts.Funcs == nil {
-				what := "skbret:"
-				if p.Spec != nil {
-					what = p.Spec.Spec.Text
-				}
-				return nil, fmt.Errorf("%s: no function backend was chosen for skb: probes", what)
-			}
-			if opts.Funcs.Backend == BackendKprobeMulti {
-				// kprobe-multi links take programs loaded for them.
-				pc := *p
-				pc.Prog = p.Prog.Copy()
-				pc.Prog.AttachType = ebpf.AttachTraceKprobeMulti
-				out.Programs[i] = &pc
-			}
+	for _, p := range out.Programs {
+		if p.Attach.Kind == codegen.AttachSkbFuncs && opts.Funcs == nil {
+			return nil, fmt.Errorf("%s: no function backend was chosen for skb: probes", p.Attach.Text)
 		}
 	}
 	if err := checkFDs(out, opts.Funcs, true); err != nil {
@@ -223,14 +198,17 @@ func Start(out *codegen.Output, w io.Writer, opts Options) (_ *Session, err erro
 	}
 	warmProgRun(out)
 	for _, p := range out.Programs {
-		if p.Helper != "" || p.Function != "" || p.KprobeForm() || len(p.Functions) > 0 || p.BPF != nil {
-			continue // helpers, skb: programs on functions and bpf: programs come next
+		switch {
+		case p.Helper != "" || p.Function != "":
+			continue // helpers and programs loaded alone come next
 		}
-		switch p.Spec.Spec.Kind {
-		case lang.ProbeBegin, lang.ProbeEnd, lang.ProbeInterval:
+		switch p.Attach.Kind {
+		case codegen.AttachSkbFuncs, codegen.AttachKprobes, codegen.AttachBPF:
+			continue // skb: programs on functions, kprobe: globs and bpf: programs come next
+		case codegen.AttachBegin, codegen.AttachEnd, codegen.AttachInterval:
 			continue
-		case lang.ProbeProfile:
-			pe, err := attachProfile(p.Spec.Spec, coll.Programs[p.Name])
+		case codegen.AttachProfile:
+			pe, err := attachProfile(p.Attach, coll.Programs[p.Name])
 			if err != nil {
 				s.Close()
 				return nil, err
@@ -259,13 +237,13 @@ func Start(out *codegen.Output, w io.Writer, opts Options) (_ *Session, err erro
 		s.stats = st
 	}
 	s.attachHelpers(opts.Warn)
-	if err := s.runAll(lang.ProbeBegin); err != nil {
+	if err := s.runAll(codegen.AttachBegin); err != nil {
 		s.Close()
 		return nil, err
 	}
 	for _, p := range out.Programs {
-		if p.Helper == "" && p.Spec.Spec.Kind == lang.ProbeInterval {
-			s.startTimer(coll.Programs[p.Name], time.Duration(p.Spec.Spec.Period))
+		if p.Helper == "" && p.Attach.Kind == codegen.AttachInterval {
+			s.startTimer(coll.Programs[p.Name], time.Duration(p.Attach.Period))
 		}
 	}
 	if s.bpfKnown != nil {
@@ -275,11 +253,11 @@ func Start(out *codegen.Output, w io.Writer, opts Options) (_ *Session, err erro
 }
 
 // runAll runs every program of a kind (BEGIN, END) once, in script order.
-func (s *Session) runAll(kind lang.ProbeKind) error {
+func (s *Session) runAll(kind codegen.AttachKind) error {
 	for _, p := range s.out.Programs {
-		if p.Helper == "" && p.Spec.Spec.Kind == kind {
+		if p.Helper == "" && p.Attach.Kind == kind {
 			if err := runProgram(s.coll.Programs[p.Name]); err != nil {
-				return fmt.Errorf("%s: %w", kind, err)
+				return fmt.Errorf("%s: %w", p.Attach.ProbeKind, err)
 			}
 		}
 	}
@@ -305,39 +283,37 @@ func (s *Session) startTimer(p *ebpf.Program, period time.Duration) {
 }
 
 func attach(p *codegen.Program, prog *ebpf.Program) (link.Link, error) {
-	spec := p.Spec.Spec
-	switch {
-	case p.Prog.Type == ebpf.TracePoint:
+	a := p.Attach
+	switch a.Kind {
+	case codegen.AttachTracepoint:
 		if _, _, err := kernel.Tracefs(); err != nil {
-			return nil, fmt.Errorf("attach %s: %w", spec.Text, err)
+			return nil, fmt.Errorf("attach %s: %w", a.Text, err)
 		}
-		l, err := link.Tracepoint(p.Spec.Category, spec.Name, prog, nil)
+		l, err := link.Tracepoint(a.Category, a.Name, prog, nil)
 		if err != nil {
-			return nil, fmt.Errorf("attach %s: %w", spec.Text, explainAttach(err, "tracepoint"))
+			return nil, fmt.Errorf("attach %s: %w", a.Text, explainAttach(err, "tracepoint"))
 		}
 		return l, nil
-	case spec.Kind == lang.ProbeTracepoint, spec.Kind == lang.ProbeFentry, spec.Kind == lang.ProbeFexit, p.Tracepoint != "":
+	case codegen.AttachTpBTF, codegen.AttachFentry, codegen.AttachFexit:
 		l, err := link.AttachTracing(link.TracingOptions{Program: prog, AttachType: p.Prog.AttachType})
 		if err != nil {
-			return nil, fmt.Errorf("attach %s: %w", spec.Text, explainAttach(err, string(spec.Kind)))
+			return nil, fmt.Errorf("attach %s: %w", a.Text, explainAttach(err, a.ProbeKind))
 		}
 		return l, nil
-	case spec.Kind == lang.ProbeUprobe, spec.Kind == lang.ProbeUretprobe:
+	case codegen.AttachUprobe:
 		return attachUprobe(p, prog)
-	case spec.Kind == lang.ProbeKprobe:
-		l, err := link.Kprobe(spec.Target, prog, nil)
-		if err != nil {
-			return nil, fmt.Errorf("attach %s: %w", spec.Text, explainAttach(err, "kprobe"))
+	case codegen.AttachKprobe:
+		attach := link.Kprobe
+		if a.Return {
+			attach = link.Kretprobe
 		}
-		return l, nil
-	case spec.Kind == lang.ProbeKretprobe:
-		l, err := link.Kretprobe(spec.Target, prog, nil)
+		l, err := attach(a.Func, prog, nil)
 		if err != nil {
-			return nil, fmt.Errorf("attach %s: %w", spec.Text, explainAttach(err, "kprobe"))
+			return nil, fmt.Errorf("attach %s: %w", a.Text, explainAttach(err, "kprobe"))
 		}
 		return l, nil
 	}
-	return nil, fmt.Errorf("attach %s: %s probes are not attached yet", spec.Text, spec.Kind)
+	return nil, fmt.Errorf("attach %s: %s probes are not attached yet", a.Text, a.ProbeKind)
 }
 
 // explainAttach says which kernel feature is missing.
@@ -385,7 +361,7 @@ func (s *Session) Detach() error {
 			closeLinks(s.links, s.progress)
 			s.links = nil
 		}
-		if err := s.runAll(lang.ProbeEnd); err != nil {
+		if err := s.runAll(codegen.AttachEnd); err != nil {
 			return err
 		}
 	}
@@ -472,11 +448,8 @@ func monotonicNow() uint64 {
 // after attaching, it would show up in the script's own kfree_skb counts.
 func warmProgRun(out *codegen.Output) {
 	for _, p := range out.Programs {
-		if p.Spec == nil {
-			continue
-		}
-		switch p.Spec.Spec.Kind {
-		case lang.ProbeBegin, lang.ProbeEnd, lang.ProbeInterval:
+		switch p.Attach.Kind {
+		case codegen.AttachBegin, codegen.AttachEnd, codegen.AttachInterval:
 			prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.RawTracepoint, License: "GPL",
 				Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()}})
 			if err == nil {

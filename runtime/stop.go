@@ -6,7 +6,6 @@ import (
 	"github.com/cilium/ebpf/asm"
 
 	"github.com/skbtrace/skbtrace/codegen"
-	"github.com/skbtrace/skbtrace/lang"
 )
 
 // switchOff sets the programs' stop gate (codegen.StopMap): from then on
@@ -31,7 +30,7 @@ func (s *Session) switchOff() bool {
 // (codegen.OnEvents), as opposed to BEGIN, END and interval programs, which
 // the runtime runs.
 func attached(p *codegen.Program) bool {
-	return p.Spec != nil && codegen.OnEvents(p.Spec.Spec.Kind)
+	return p.Attach.Kind != 0 && p.Attach.OnEvents()
 }
 
 func readsStop(insns asm.Instructions) bool {
@@ -79,12 +78,12 @@ func (s *Session) slowLinks() bool {
 		return true
 	}
 	for _, p := range s.out.Programs {
-		if p.Function != "" || len(p.Functions) > 0 || p.KprobeForm() {
+		if p.Function != "" || p.Attach.Kind == codegen.AttachKprobes || p.Attach.Kind == codegen.AttachSkbFuncs {
 			return true
 		}
-		if p.Spec != nil {
-			switch p.Spec.Spec.Kind {
-			case lang.ProbeKprobe, lang.ProbeKretprobe, lang.ProbeFentry, lang.ProbeFexit, lang.ProbeSkbRet, lang.ProbeUprobe, lang.ProbeUretprobe:
+		if p.Helper == "" {
+			switch p.Attach.Kind {
+			case codegen.AttachKprobe, codegen.AttachFentry, codegen.AttachFexit, codegen.AttachUprobe:
 				return true
 			}
 		}

@@ -188,6 +188,10 @@ func compileFor(o options, script *lang.Script, info *check.Info, whole func() (
 	if err != nil {
 		return nil, nil, err
 	}
+	if funcs != nil {
+		// kprobe-multi links take programs compiled for them.
+		opts.Backend, opts.GlobBackend = funcs.Backend, funcs.Kprobe
+	}
 	opts.Ksym = kernel.KsymAddr
 	opts.HaveFuncIP = kernel.HaveFuncIPHelper
 	opts.HaveHelper = kernel.HaveHelper
