@@ -35,9 +35,9 @@ func (s *Session) attachBPF() error {
 		}
 		if err != nil && lenient {
 			refused = refused || errors.Is(err, os.ErrPermission)
-			if !said[p.Spec.Spec.Text] {
-				said[p.Spec.Spec.Text] = true
-				s.warn("%s is skipped: %s program %s (id %d): %v", p.Spec.Spec.Text, p.BPF.Type, p.BPF.Name, p.BPF.ID, err)
+			if !said[p.Attach.Text] {
+				said[p.Attach.Text] = true
+				s.warn("%s is skipped: %s program %s (id %d): %v", p.Attach.Text, p.BPF.Type, p.BPF.Name, p.BPF.ID, err)
 			}
 			continue
 		}

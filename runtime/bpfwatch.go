@@ -105,7 +105,7 @@ func (s *Session) attachLate(bp kernel.PacketProg) (refused bool) {
 			break // gone already: nothing to trace
 		}
 		if err != nil {
-			s.warn("%s: %s program %s (id %d), loaded while tracing, is not traced: %v", p.Spec.Spec.Text, bp.Type, bp.Name, bp.ID, err)
+			s.warn("%s: %s program %s (id %d), loaded while tracing, is not traced: %v", p.Attach.Text, bp.Type, bp.Name, bp.ID, err)
 			if errors.Is(err, os.ErrPermission) {
 				refused = true
 				break
@@ -113,7 +113,7 @@ func (s *Session) attachLate(bp kernel.PacketProg) (refused bool) {
 			continue
 		}
 		links = append(links, l)
-		s.warn("%s: tracing %s program %s (id %d), loaded while tracing", p.Spec.Spec.Text, bp.Type, bp.Name, bp.ID)
+		s.warn("%s: tracing %s program %s (id %d), loaded while tracing", p.Attach.Text, bp.Type, bp.Name, bp.ID)
 	}
 	s.links = append(s.links, links...)
 	return refused
