@@ -41,15 +41,14 @@ type Options struct {
 }
 
 // Check resolves every name of a script and computes every expression's type.
-// All errors are returned together as *lang.Diagnostics.
+// All errors are returned together as *lang.Diagnostics. The script is not
+// changed; to compile it, Prune it first.
 func Check(s *lang.Script, opts Options) (*Info, error) {
-	probes := s.Probes
 	info, again, err := check(s, opts, nil)
 	if again != nil {
 		// A for loop over a map types its variable by the map's keys and
 		// value; a second pass knows them as the whole script has them,
 		// where a loop comes before an assignment that adds or widens.
-		s.Probes = probes
 		info, _, err = check(s, opts, again)
 	}
 	return info, err
@@ -85,6 +84,8 @@ func check(s *lang.Script, opts Options, mapHints map[string]*MapInfo) (*Info, m
 			ProbeNames: map[*lang.BinaryExpr]string{},
 			TupleElems: map[*lang.FieldExpr]int{},
 			Loops:      map[*lang.ForStmt]*LoopInfo{},
+			Has:        map[*lang.CallExpr]bool{},
+			Missing:    map[*lang.ProbeSpec]bool{},
 			src:        s.Src,
 		},
 	}
@@ -95,10 +96,8 @@ func check(s *lang.Script, opts Options, mapHints map[string]*MapInfo) (*Info, m
 		return nil, nil, fmt.Errorf("kernel BTF has no struct sk_buff: %w", err)
 	}
 	c.config(s.Config)
-	s.Probes = c.dropMissing(s.Probes)
-	s.Probes = c.pruneProbes(s.Probes)
-	for _, p := range s.Probes {
-		c.probe(p)
+	for _, p := range c.liveProbes(c.dropMissing(s.Probes)) {
+		c.probe(p.probe, p.pred)
 	}
 	c.finishMaps()
 	c.missingParams()
@@ -145,6 +144,8 @@ type checker struct {
 	mapHints   map[string]*MapInfo
 	// dropped are the probes missing_probes dropped whole.
 	dropped []*lang.Probe
+	// probeNode is the probe being checked.
+	probeNode *lang.Probe
 }
 
 func (c *checker) errorf(n lang.Node, hint, format string, args ...any) {
@@ -170,16 +171,17 @@ func (c *checker) note(msg string) {
 
 func (c *checker) text(n lang.Node) string { return c.src.Slice(n.Span()) }
 
-func (c *checker) probe(p *lang.Probe) {
-	c.pruneHas(p)
-	c.ctx = c.probeContext(p)
+// probe checks a probe whose predicate has() leaves as pred (nil: none).
+func (c *checker) probe(p *lang.Probe, pred lang.Expr) {
+	c.probeNode = p
+	c.ctx = c.probeContext(p, pred)
 	c.info.Probes[p] = c.ctx
 	c.vars = map[string]types.Type{}
 	c.declared = map[string]declared{}
 	c.info.Vars[p] = c.vars
-	if p.Pred != nil {
-		t := c.expr(p.Pred)
-		c.wantCond(p.Pred, t, "a predicate")
+	if pred != nil {
+		t := c.expr(pred)
+		c.wantCond(pred, t, "a predicate")
 	}
 	c.block(p.Body)
 }

@@ -10,8 +10,9 @@ import (
 
 // TestConfigApplied checks what a config block sets: missing_probes drops
 // the specs and probes this kernel does not have (warn with a note each,
-// ignore silently), print_maps_on_exit and max_cat_bytes are recorded,
-// and a variable skbtrace has no use for is a note.
+// ignore silently) from the script Prune returns, the one checked
+// unchanged, print_maps_on_exit and max_cat_bytes are recorded, and a
+// variable skbtrace has no use for is a note.
 func TestConfigApplied(t *testing.T) {
 	const probes = `
 kprobe:tcp_v4_rcv, kprobe:no_such_function_skbtrace { @n = count() }
@@ -41,7 +42,8 @@ tracepoint:skb:no_such_tracepoint { @m = count() }
 			if err != nil {
 				t.Fatal(err)
 			}
-			info, err := check.Check(script, check.Options{BTF: kernelBTF(t)})
+			opts := check.Options{BTF: kernelBTF(t)}
+			info, err := check.Check(script, opts)
 			if tc.probes < 0 {
 				if err == nil {
 					t.Fatal("a missing probe was accepted")
@@ -51,8 +53,15 @@ tracepoint:skb:no_such_tracepoint { @m = count() }
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(script.Probes) != tc.probes || len(script.Probes[0].Specs) != tc.specs || script.Probes[0].Specs[0].Target != "tcp_v4_rcv" {
-				t.Errorf("left %d probes, the first with %d specs; want %d and %d", len(script.Probes), len(script.Probes[0].Specs), tc.probes, tc.specs)
+			pruned, info, err := check.Prune(script, info, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(script.Probes) != 2 || len(script.Probes[0].Specs) != 2 {
+				t.Errorf("the script checked has %d probes, the first with %d specs, now; want 2 and 2, as parsed", len(script.Probes), len(script.Probes[0].Specs))
+			}
+			if len(pruned.Probes) != tc.probes || len(pruned.Probes[0].Specs) != tc.specs || pruned.Probes[0].Specs[0].Target != "tcp_v4_rcv" {
+				t.Errorf("left %d probes, the first with %d specs; want %d and %d", len(pruned.Probes), len(pruned.Probes[0].Specs), tc.probes, tc.specs)
 			}
 			if !slices.Equal(info.Notes, tc.notes) {
 				t.Errorf("notes %q, want %q", info.Notes, tc.notes)

@@ -14,6 +14,8 @@ import (
 	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
+// parseAndCheck parses and checks a file, then prunes it (check.Prune):
+// the script and Info returned are those the code generator gets.
 func parseAndCheck(t *testing.T, file string) (*lang.Script, *check.Info, error) {
 	t.Helper()
 	text, err := os.ReadFile(file)
@@ -24,8 +26,12 @@ func parseAndCheck(t *testing.T, file string) (*lang.Script, *check.Info, error)
 	if err != nil {
 		return script, nil, err
 	}
-	info, err := check.Check(script, check.Options{BTF: kernelBTF(t), Params: []string{"64", "eth0"}, MatchTracepoints: kernel.MatchTracepoints})
-	return script, info, err
+	opts := check.Options{BTF: kernelBTF(t), Params: []string{"64", "eth0"}, MatchTracepoints: kernel.MatchTracepoints}
+	info, err := check.Check(script, opts)
+	if err != nil {
+		return script, info, err
+	}
+	return check.Prune(script, info, opts)
 }
 
 // TestBadScripts checks that each testdata/bad/*.st is rejected with exactly

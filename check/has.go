@@ -6,6 +6,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/lang/passes"
 )
 
 // has() is decided when the script is compiled:
@@ -17,102 +18,40 @@ import (
 //     fexit) hold when this kernel has that tracepoint or function.
 //
 // It is only the condition of an if, possibly negated, or a probe's
-// predicate (or the first operands of its &&): the branch it rules out is
-// dropped before the probe is checked, and a probe whose predicate it
-// rules out is dropped whole (not checked, not attached). So one script
-// runs on kernels with and without an argument or a tracepoint:
+// predicate (or the first operands of its &&): the checker records its
+// answer (Info.Has) and checks only what it keeps, the branch taken and
+// the probes it does not rule out; Prune then drops the rest (a probe
+// whose predicate has() rules out is not checked, not attached). So one
+// script runs on kernels with and without an argument or a tracepoint:
 // `if (has(args.reason)) { ... } else { ... }`, or a probe on a function
 // with the predicate /!has("tracepoint:sock:sk_data_ready")/ beside one on
 // that tracepoint with /has("tracepoint:sock:sk_data_ready")/.
 
-// pruneProbes drops the probes whose predicate has() rules out, and takes
-// the has() out of the predicates of the others.
-func (c *checker) pruneProbes(probes []*lang.Probe) []*lang.Probe {
-	var kept []*lang.Probe
+// liveProbe is a probe has() keeps and the predicate it leaves (nil: none).
+type liveProbe struct {
+	probe *lang.Probe
+	pred  lang.Expr
+}
+
+// liveProbes decides the has() of the probes' predicates and returns the
+// probes they keep, each with what remains of its predicate: the
+// predicate as passes.PruneHas leaves it, which is what is checked.
+func (c *checker) liveProbes(probes []*lang.Probe) []liveProbe {
+	var kept []liveProbe
 	for _, p := range probes {
-		if p.Pred != nil {
-			pred, keep := c.prunePred(p, p.Pred)
-			if !keep {
-				continue
-			}
-			p.Pred = pred
+		pred, keep := p.Pred, true
+		if pred != nil {
+			pred, keep = passes.PrunePred(pred, func(e lang.Expr) (bool, bool) { return c.hasCond(p, e) })
 		}
-		kept = append(kept, p)
+		if keep {
+			kept = append(kept, liveProbe{p, pred})
+		}
 	}
 	return kept
 }
 
-// prunePred evaluates the has() of a predicate and of the operands of its
-// &&: keep is false when one is false; pred is what remains (nil: nothing).
-func (c *checker) prunePred(p *lang.Probe, e lang.Expr) (pred lang.Expr, keep bool) {
-	if v, ok := c.hasCond(p, e); ok {
-		return nil, v
-	}
-	b, ok := e.(*lang.BinaryExpr)
-	if !ok || b.Op != "&&" {
-		return e, true
-	}
-	x, keep := c.prunePred(p, b.X)
-	if !keep {
-		return nil, false
-	}
-	y, keep := c.prunePred(p, b.Y)
-	if !keep {
-		return nil, false
-	}
-	switch {
-	case x == nil:
-		return y, true
-	case y == nil:
-		return x, true
-	}
-	b.X, b.Y = x, y
-	return b, true
-}
-
-// pruneHas replaces every `if (has(args.NAME))` of a probe's body with the
-// branch this kernel takes.
-func (c *checker) pruneHas(p *lang.Probe) {
-	c.pruneBlock(p, p.Body)
-}
-
-func (c *checker) pruneBlock(p *lang.Probe, b *lang.Block) {
-	for i, s := range b.Stmts {
-		b.Stmts[i] = c.pruneStmt(p, s)
-	}
-}
-
-func (c *checker) pruneStmt(p *lang.Probe, s lang.Stmt) lang.Stmt {
-	switch s := s.(type) {
-	case *lang.Block:
-		c.pruneBlock(p, s)
-	case *lang.IfStmt:
-		if v, ok := c.hasCond(p, s.Cond); ok {
-			if v {
-				c.pruneBlock(p, s.Then)
-				return s.Then
-			}
-			if s.Else == nil {
-				return &lang.Block{At: s.At}
-			}
-			return c.pruneStmt(p, s.Else)
-		}
-		c.pruneBlock(p, s.Then)
-		if s.Else != nil {
-			s.Else = c.pruneStmt(p, s.Else)
-		}
-	case *lang.ForStmt:
-		c.pruneBlock(p, s.Body)
-	case *lang.WhileStmt:
-		c.pruneBlock(p, s.Body)
-	case *lang.UnrollStmt:
-		c.pruneBlock(p, s.Body)
-	}
-	return s
-}
-
-// hasCond evaluates `has(...)` and `!has(...)`; ok is false for any other
-// condition.
+// hasCond evaluates `has(...)` and `!has(...)` in probe p, once each:
+// the answer is recorded in Info.Has. ok is false for any other condition.
 func (c *checker) hasCond(p *lang.Probe, e lang.Expr) (v, ok bool) {
 	if u, isNot := e.(*lang.UnaryExpr); isNot && u.Op == "!" {
 		v, ok := c.hasCond(p, u.X)
@@ -125,6 +64,18 @@ func (c *checker) hasCond(p *lang.Probe, e lang.Expr) (v, ok bool) {
 	if !isCall || call.Name != "has" || len(call.Args) != 1 {
 		return false, false
 	}
+	if v, seen := c.info.Has[call]; seen {
+		return v, true
+	}
+	v, ok = c.hasAnswer(p, call)
+	if ok {
+		c.info.Has[call] = v
+	}
+	return v, ok
+}
+
+// hasAnswer evaluates one has() call of probe p.
+func (c *checker) hasAnswer(p *lang.Probe, call *lang.CallExpr) (v, ok bool) {
 	if str, isStr := call.Args[0].(*lang.StrLit); isStr {
 		return c.hasProbe(str), true
 	}
@@ -135,12 +86,13 @@ func (c *checker) hasCond(p *lang.Probe, e lang.Expr) (v, ok bool) {
 	if id, isArgs := f.X.(*lang.Ident); !isArgs || id.Name != "args" {
 		return false, false
 	}
-	for _, s := range p.Specs {
+	specs := c.liveSpecs(p)
+	for _, s := range specs {
 		if !c.specHasArg(s, f.Name) {
 			return false, true
 		}
 	}
-	return len(p.Specs) > 0, true
+	return len(specs) > 0, true
 }
 
 // specHasArg reports whether a probe spec has an argument called name.

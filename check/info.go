@@ -1,6 +1,10 @@
 // Package check resolves and type-checks a parsed script against the builtins
 // of stdlib and the running kernel's BTF. It never changes the tree: what it
-// learns is recorded in an Info beside it, as go/types does.
+// learns is recorded in an Info beside it, as go/types does. What this
+// kernel decides of the script (the probe specs missing_probes drops,
+// has()'s answers) is recorded too, and Prune applies it: it returns the
+// script as this kernel runs it, which the code generator compiles, and
+// that script's Info.
 package check
 
 import (
@@ -70,6 +74,15 @@ type Info struct {
 	Notes []string
 	// Config is what the script's config block set, defaults elsewhere.
 	Config Config
+	// Has holds the answer of each has() that decides a condition: an
+	// if's, a probe predicate's or an operand of its &&. The checker
+	// checks only what the answers keep (the branch taken, the probes
+	// not ruled out); Prune takes out the rest.
+	Has map[*lang.CallExpr]bool
+	// Missing holds the probe specs missing_probes drops, whose function
+	// or tracepoint this kernel does not have. The probes are checked
+	// without them; Prune takes them out.
+	Missing map[*lang.ProbeSpec]bool
 
 	src *lang.Source
 }

@@ -17,9 +17,9 @@ import (
 // dropped whole; a script left with no probe at all is an error, as a
 // script where nothing attaches is in bpftrace.
 
-// dropMissing applies missing_probes to the probes: it returns them with
-// the specs this kernel does not have taken out. It does not change the
-// probes it is given: a probe that loses specs is a copy.
+// dropMissing applies missing_probes to the probes: it records the specs
+// this kernel does not have in Info.Missing (the probes are checked
+// without them: liveSpecs) and returns the probes left with a spec.
 func (c *checker) dropMissing(probes []*lang.Probe) []*lang.Probe {
 	policy := c.info.Config.MissingProbes
 	if policy == MissingError {
@@ -28,13 +28,14 @@ func (c *checker) dropMissing(probes []*lang.Probe) []*lang.Probe {
 	var kept []*lang.Probe
 	var firstMissing *lang.ProbeSpec
 	for _, p := range probes {
-		var specs []*lang.ProbeSpec
+		live := 0
 		for _, s := range p.Specs {
 			why, missing := c.specMissing(s)
 			if !missing {
-				specs = append(specs, s)
+				live++
 				continue
 			}
+			c.info.Missing[s] = true
 			if firstMissing == nil {
 				firstMissing = s
 			}
@@ -42,14 +43,9 @@ func (c *checker) dropMissing(probes []*lang.Probe) []*lang.Probe {
 				c.note(fmt.Sprintf("%s: %s; skipped (missing_probes = warn)", s.Text, why))
 			}
 		}
-		switch {
-		case len(specs) == len(p.Specs):
+		if live > 0 {
 			kept = append(kept, p)
-		case len(specs) > 0:
-			cp := *p
-			cp.Specs = specs
-			kept = append(kept, &cp)
-		default:
+		} else {
 			c.dropped = append(c.dropped, p)
 		}
 	}
@@ -58,6 +54,20 @@ func (c *checker) dropMissing(probes []*lang.Probe) []*lang.Probe {
 			"no probe of this script exists on this kernel")
 	}
 	return kept
+}
+
+// liveSpecs are a probe's specs but those missing_probes drops.
+func (c *checker) liveSpecs(p *lang.Probe) []*lang.ProbeSpec {
+	if len(c.info.Missing) == 0 {
+		return p.Specs
+	}
+	var live []*lang.ProbeSpec
+	for _, s := range p.Specs {
+		if !c.info.Missing[s] {
+			live = append(live, s)
+		}
+	}
+	return live
 }
 
 // specMissing reports whether a probe spec names a function or tracepoint

@@ -13,12 +13,14 @@ import (
 )
 
 // probeContext works out what each spec of a probe provides and intersects
-// them: a field is usable in a probe only if every one of its specs has it.
-func (c *checker) probeContext(p *lang.Probe) *ProbeInfo {
+// them: a field is usable in a probe only if every one of its specs has it
+// (the specs missing_probes drops aside). pred is the predicate has()
+// leaves.
+func (c *checker) probeContext(p *lang.Probe, pred lang.Expr) *ProbeInfo {
 	pi := &ProbeInfo{Skb: true, Reason: true, Func: true, Entry: true, Prog: true, Retval: types.Bad}
-	use := c.scanArgs(p)
+	use := c.scanArgs(p, pred)
 	first := types.Bad // the first spec's return type
-	specs, missed := c.expandSpecs(p.Specs)
+	specs, missed := c.expandSpecs(c.liveSpecs(p))
 	for i, s := range specs {
 		si := &SpecInfo{Spec: s, SkbParam: -1, ReasonParam: -1, Unresolved: true}
 		if !missed[s] {

@@ -16,6 +16,16 @@ func (c *checker) stmt(s lang.Stmt) {
 	case *lang.Block:
 		c.block(s)
 	case *lang.IfStmt:
+		if v, ok := c.hasCond(c.probeNode, s.Cond); ok {
+			// Only the branch taken is checked (Prune keeps it alone).
+			switch {
+			case v:
+				c.block(s.Then)
+			case s.Else != nil:
+				c.stmt(s.Else)
+			}
+			return
+		}
 		c.wantCond(s.Cond, c.expr(s.Cond), "an if condition")
 		c.block(s.Then)
 		if s.Else != nil {

@@ -23,10 +23,23 @@ type argUse struct {
 	rawOnly bool
 }
 
-func (c *checker) scanArgs(p *lang.Probe) argUse {
+// scanArgs scans what the probe runs on this kernel: the predicate has()
+// leaves (pred) and the branches of the body has() takes.
+func (c *checker) scanArgs(p *lang.Probe, pred lang.Expr) argUse {
 	var u argUse
-	lang.Inspect(p, func(n lang.Node) bool {
+	var scan func(n lang.Node) bool
+	scan = func(n lang.Node) bool {
 		switch n := n.(type) {
+		case *lang.IfStmt:
+			if v, ok := c.hasCond(p, n.Cond); ok {
+				switch {
+				case v:
+					lang.Inspect(n.Then, scan)
+				case n.Else != nil:
+					lang.Inspect(n.Else, scan)
+				}
+				return false
+			}
 		case *lang.FieldExpr:
 			if id, ok := n.X.(*lang.Ident); ok && id.Name == "args" {
 				u.names = append(u.names, n.Name)
@@ -41,7 +54,11 @@ func (c *checker) scanArgs(p *lang.Probe) argUse {
 			}
 		}
 		return true
-	})
+	}
+	if pred != nil {
+		lang.Inspect(pred, scan)
+	}
+	lang.Inspect(p.Body, scan)
 	return u
 }
 

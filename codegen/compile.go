@@ -209,8 +209,12 @@ type Output struct {
 	lenientBPF bool
 }
 
-// Compile generates the programs of a checked script.
+// Compile generates the programs of a checked script, as check.Prune
+// returns it: has() and missing_probes are decided before, not compiled.
 func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
+	if len(info.Has) > 0 || len(info.Missing) > 0 {
+		return nil, errors.New("codegen: the script has has() conditions or specs missing_probes drops: compile the script check.Prune returns")
+	}
 	out := &Output{Maps: map[string]*ebpf.MapSpec{}, MapLayouts: mapLayouts(info), layouts: map[string]*MapLayout{}}
 	for _, l := range out.MapLayouts {
 		out.layouts[l.Name] = l

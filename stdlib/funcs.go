@@ -304,8 +304,9 @@ var Funcs = []*Func{
 		return types.Bad
 	}},
 	{Name: "has", Sig: "has(args.NAME)", Doc: "whether this kernel gives the probe an argument NAME: the condition of an if, decided at compile time", Infer: func(c Call) types.Type {
-		// check drops every if whose condition is has(args.NAME): a call
-		// left here is somewhere else.
+		// check decides every if and predicate has() is the condition
+		// of, without checking the call: a call checked here is
+		// somewhere else.
 		c.Errorf(-1, "if (has(args.reason)) { ... } else { ... }: the branch this kernel does not take is not compiled",
 			"has() is only the condition of an if (or its negation)")
 		return types.U64

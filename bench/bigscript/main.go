@@ -60,7 +60,11 @@ func main() {
 		fail(err)
 	}
 	parsed := time.Since(start)
-	info, err := check.Check(script, runtime.CheckOptions(spec, nil, func(string) {}))
+	copts := runtime.CheckOptions(spec, nil, func(string) {})
+	info, err := check.Check(script, copts)
+	if err == nil {
+		script, info, err = check.Prune(script, info, copts)
+	}
 	if err != nil {
 		fail(err)
 	}

@@ -28,7 +28,7 @@ func corpusArgs(text string) []string {
 }
 
 // prepareCorpus takes a script through everything but attaching: parse,
-// check against this kernel's BTF, skb: globs resolved, code generation
+// check against this kernel's BTF and prune, skb: globs resolved, code generation
 // and, when all that passed, the verifier.
 func prepareCorpus(t *testing.T, file string) error {
 	t.Helper()
@@ -45,7 +45,11 @@ func prepareCorpus(t *testing.T, file string) error {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := check.Check(script, checkOptions(spec, corpusArgs(string(text)), io.Discard))
+	copts := checkOptions(spec, corpusArgs(string(text)), io.Discard)
+	info, err := check.Check(script, copts)
+	if err == nil {
+		script, info, err = check.Prune(script, info, copts)
+	}
 	if err != nil {
 		return err
 	}

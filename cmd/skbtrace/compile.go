@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/cilium/ebpf/btf"
@@ -11,6 +12,7 @@ import (
 	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/lang/passes"
 	"github.com/skbtrace/skbtrace/runtime"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
@@ -32,10 +34,11 @@ func compileAndRun(o options, src *lang.Source, params []string, stdout, stderr 
 	return trace(o, script, info, kt, resumeGCLater(resumeGC), stdout, stderr)
 }
 
-// checkScript checks a freshly parsed script with the kernel types that
-// types returns, then applies --filter and -w (both change the tree). It
-// returns the script and what the checker learnt, or a nil script and the
-// exit status.
+// checkScript checks a script with the kernel types that types returns,
+// prunes it to what this kernel runs (check.Prune), then applies --filter
+// and -w (passes.Filter, passes.Capture). The script given is not changed.
+// It returns the script to compile and what the checker learnt of it, or
+// a nil script and the exit status.
 func checkScript(o options, script *lang.Script, params []string, types func() (check.BTF, error), stderr io.Writer) (*lang.Script, *check.Info, int) {
 	spec, err := types()
 	if err != nil {
@@ -44,32 +47,54 @@ func checkScript(o options, script *lang.Script, params []string, types func() (
 	}
 	copts := checkOptions(spec, params, stderr)
 	info, err := check.Check(script, copts)
+	if err == nil {
+		script, info, err = check.Prune(script, info, copts)
+	}
 	if err != nil {
 		return nil, nil, report(stderr, err)
 	}
 	// --filter and -w change the script's skb probes: check it again.
+	// Which probes have an skb, as the checker found, by the probe's span:
+	// the copies the passes make of a probe keep it.
+	skbAt := map[lang.Span]bool{}
+	for p, pi := range info.Probes {
+		skbAt[p.At] = pi.Skb
+	}
+	skb := func(p *lang.Probe) bool { return skbAt[p.At] }
 	changed := false
 	if o.filter != "" {
-		if !addFilter(script, info, o.filter) {
+		if script, changed = passes.Filter(script, o.filter, skb); !changed {
 			fmt.Fprintln(stderr, "skbtrace: --filter: no probe of the script has an skb to filter")
 			return nil, nil, 1
 		}
-		changed = true
 	}
-	switch {
-	case o.write == "" && callsCapture(script):
+	switch captures := passes.CallsCapture(script); {
+	case o.write == "" && captures:
 		fmt.Fprintln(stderr, "skbtrace: capture() writes to the file of -w FILE: give one")
 		return nil, nil, 1
-	case o.write != "" && !callsCapture(script) && !addCapture(script, info):
-		fmt.Fprintln(stderr, "skbtrace: -w: no probe of the script has an skb to capture")
-		return nil, nil, 1
+	case o.write != "" && !captures:
+		var added bool
+		if script, added = passes.Capture(script, skb); !added {
+			fmt.Fprintln(stderr, "skbtrace: -w: no probe of the script has an skb to capture")
+			return nil, nil, 1
+		}
+		changed = true
 	case o.write != "":
 		changed = true
 	}
 	if changed {
+		// The notes of what Prune dropped stay: the script checked again
+		// no longer has it.
+		notes := info.Notes
 		if info, err = check.Check(script, copts); err != nil {
 			return nil, nil, report(stderr, err)
 		}
+		for _, n := range info.Notes {
+			if !slices.Contains(notes, n) {
+				notes = append(notes, n)
+			}
+		}
+		info.Notes = notes
 	}
 	for _, n := range info.Notes {
 		fmt.Fprintf(stderr, "skbtrace: NOTE: %s\n", n)

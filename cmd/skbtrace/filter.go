@@ -3,7 +3,6 @@ package main
 import (
 	"strings"
 
-	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/lang/pcapfilter"
 )
@@ -58,53 +57,6 @@ const (
 	xdpLine       = "print(dev, len, pkt)"
 	xdpRetLine    = "print(retval, dev, len, pkt)"
 )
-
-// addCapture makes every probe with an skb start with capture(), for -w:
-// every event of an skb probe is a frame. It reports whether it changed any.
-func addCapture(script *lang.Script, info *check.Info) bool {
-	changed := false
-	for _, p := range script.Probes {
-		if pi := info.Probes[p]; pi == nil || !pi.Skb || callsCapture(p) {
-			continue
-		}
-		at := p.Body.At
-		call := &lang.ExprStmt{At: at, X: &lang.CallExpr{At: at, Name: "capture", NameSpan: at}}
-		p.Body.Stmts = append([]lang.Stmt{call}, p.Body.Stmts...)
-		changed = true
-	}
-	return changed
-}
-
-// callsCapture reports whether a node calls capture() itself.
-func callsCapture(n lang.Node) bool {
-	found := false
-	lang.Inspect(n, func(n lang.Node) bool {
-		if c, ok := n.(*lang.CallExpr); ok && c.Name == "capture" {
-			found = true
-		}
-		return !found
-	})
-	return found
-}
-
-// addFilter ANDs pcap(filter) into the predicate of every probe that has
-// an skb (as the checker found); it reports whether it changed any.
-func addFilter(script *lang.Script, info *check.Info, filter string) bool {
-	changed := false
-	for _, p := range script.Probes {
-		if pi := info.Probes[p]; pi == nil || !pi.Skb {
-			continue
-		}
-		at := p.At
-		var x lang.Expr = &lang.CallExpr{At: at, Name: "pcap", NameSpan: at, Args: []lang.Expr{&lang.StrLit{At: at, Value: filter}}}
-		if p.Pred != nil {
-			x = &lang.BinaryExpr{At: p.Pred.Span(), Op: "&&", OpSpan: at, X: x, Y: &lang.ParenExpr{At: p.Pred.Span(), X: p.Pred}}
-		}
-		p.Pred = x
-		changed = true
-	}
-	return changed
-}
 
 // timelineScript is the program of --timeline with --filter and no
 // script: every hop of a matching packet, followed with track() where the

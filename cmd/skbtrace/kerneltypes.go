@@ -65,8 +65,9 @@ func (k *kernelTypes) whole() (*btf.Spec, error) {
 // checked against that: the cache would only add work. Otherwise it tries
 // the kernel's BTF cache first, saying nothing meanwhile; where the cache
 // was asked for a name it does not hold, its answers may differ from the
-// whole BTF's, so what it said is dropped and the script is parsed and
-// checked again with the whole BTF, as if there were no cache.
+// whole BTF's, so what it said is dropped and the script (which checking
+// does not change) is checked again with the whole BTF, as if there were
+// no cache.
 func (k *kernelTypes) check(o options, src *lang.Source, params []string, stderr io.Writer) (*lang.Script, *check.Info, int) {
 	script, err := lang.Parse(src)
 	if err != nil {
@@ -91,10 +92,6 @@ func (k *kernelTypes) check(o options, src *lang.Source, params []string, stderr
 				return checked, info, status
 			}
 			k.prev = cached
-			// The check changed the tree: start again from the source.
-			if script, err = lang.Parse(src); err != nil {
-				return nil, nil, report(stderr, err)
-			}
 		}
 	}
 	return checkScript(o, script, params, func() (check.BTF, error) {

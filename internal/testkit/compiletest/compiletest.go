@@ -15,7 +15,8 @@ import (
 )
 
 // Check parses text and checks it with opts, whose BTF is the running
-// kernel's where opts leaves it nil.
+// kernel's where opts leaves it nil, and prunes it to what this kernel runs
+// (check.Prune): the script and Info returned are the code generator's.
 func Check(tb testing.TB, text string, opts check.Options) (*lang.Script, *check.Info) {
 	tb.Helper()
 	if opts.BTF == nil {
@@ -26,6 +27,9 @@ func Check(tb testing.TB, text string, opts check.Options) (*lang.Script, *check
 		tb.Fatalf("parse: %v", err)
 	}
 	info, err := check.Check(script, opts)
+	if err == nil {
+		script, info, err = check.Prune(script, info, opts)
+	}
 	if err != nil {
 		tb.Fatalf("check: %v", err)
 	}
