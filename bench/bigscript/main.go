@@ -1,6 +1,7 @@
 // Command bigscript compiles a generated script (BEGIN probes, each a
-// count() and a printf; about 1 MB, or -mb MB, or -probes N of them) the way
-// skbtrace does, against the running kernel's BTF, and prints the time it
+// count() and a printf; about 1 MB, or -mb MB, or -probes N of them; with
+// -has each count() in an if that has() decides, which check.Prune prunes,
+// checking the script again) the way skbtrace does, against the running kernel's BTF, and prints the time it
 // took to parse, then to parse, check and compile it, how many programs
 // the probes came to (probes on one attach point share one), and the
 // process's peak memory (VmHWM: decoding the kernel's BTF included):
@@ -34,8 +35,9 @@ func main() {
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the compile to this file")
 	heap := flag.String("memprofile", "", "write a heap profile after the compile to this file")
 	load := flag.Bool("load", false, "load the programs into the kernel too, and say how long it took")
+	has := flag.Bool("has", false, "put each probe's count() in an if (has(...)), which check.Prune prunes (checking the script again)")
 	flag.Parse()
-	text := generate(*mb, *probes)
+	text := generate(*mb, *probes, *has)
 	if *write != "" {
 		if err := os.WriteFile(*write, []byte(text), 0o644); err != nil {
 			fail(err)
@@ -101,11 +103,16 @@ func main() {
 }
 
 // generate writes BEGIN probes until the script has mb MB, or n probes
-// where n is not 0.
-func generate(mb float64, n int) string {
+// where n is not 0; with has, each probe's count() is in an if that has()
+// decides.
+func generate(mb float64, n int, has bool) string {
 	var b strings.Builder
 	size := int(mb * (1 << 20))
 	for i := 0; n > 0 && i < n || n == 0 && b.Len() < size; i++ {
+		if has {
+			fmt.Fprintf(&b, "BEGIN { if (has(\"tracepoint:skb:kfree_skb\")) { @m%d = count() } printf(\"%%d\\n\", %d) }\n", i, i)
+			continue
+		}
 		fmt.Fprintf(&b, "BEGIN { @m%d = count(); printf(\"%%d\\n\", %d) }\n", i, i)
 	}
 	return b.String()
