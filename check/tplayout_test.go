@@ -4,9 +4,9 @@ import (
 	"testing"
 
 	"github.com/skbtrace/skbtrace/check"
+	"github.com/skbtrace/skbtrace/internal/testkit/compiletest"
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/lang/types"
-	"github.com/skbtrace/skbtrace/runtime"
 )
 
 // TestRecordLayouts checks a probe list of classic tracepoints whose
@@ -23,7 +23,7 @@ tracepoint:tcp:tcp_probe, tracepoint:net:napi_gro_frags_entry { @d = sum(args.da
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := check.Check(script, runtime.CheckOptions(kernelBTF(t), nil, nil))
+	info, err := check.Check(script, compiletest.KernelOptions(kernelBTF(t)))
 	if err != nil {
 		t.Skipf("tracefs's formats are needed: %v", err)
 	}

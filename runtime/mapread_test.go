@@ -37,7 +37,7 @@ func TestReadMap(t *testing.T) {
 	@n[comm, 7] = count(); @s = sum(3); @avg[pid] = avg(10); @mx = max(9);
 	@h = hist(5); @l = lhist(42, 0, 100, 10); @v["x"] = comm;
 	` + pack.String() + `}`
-	_, out := compiletest.Compile(t, text, CheckOptions(spec, nil, func(string) {}), codegen.Options{})
+	_, out := compiletest.Compile(t, text, compiletest.KernelOptions(spec), codegen.Options{})
 	s, err := Start(out, io.Discard, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/internal/testkit/compiletest"
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
@@ -31,7 +32,7 @@ func TestDetachSwitchesOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := check.Check(script, CheckOptions(spec, nil, func(string) {}))
+	info, err := check.Check(script, compiletest.KernelOptions(spec))
 	if err != nil {
 		t.Fatal(err)
 	}

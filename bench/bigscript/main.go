@@ -1,10 +1,12 @@
 // Command bigscript compiles a generated script (BEGIN probes, each a
 // count() and a printf; about 1 MB, or -mb MB, or -probes N of them; with
 // -has each count() in an if that has() decides, which check.Prune prunes,
-// checking the script again) the way skbtrace does, against the running kernel's BTF, and prints the time it
-// took to parse, then to parse, check and compile it, how many programs
-// the probes came to (probes on one attach point share one), and the
-// process's peak memory (VmHWM: decoding the kernel's BTF included):
+// checking the script again) as skbtrace does, with its pipeline
+// (runtime/pipeline: the kernel's BTF cache, or its whole BTF where the
+// cache does not answer), and prints the time it took to parse, then to
+// parse, check and compile it, how many programs the probes came to
+// (probes on one attach point share one), and the process's peak memory
+// (VmHWM: the kernel's types included):
 //
 //	go build -o /tmp/bigscript ./bench/bigscript && /tmp/bigscript
 //
@@ -21,11 +23,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/runtime"
-	"github.com/skbtrace/skbtrace/runtime/kernel"
+	"github.com/skbtrace/skbtrace/runtime/pipeline"
 )
 
 func main() {
@@ -44,10 +45,6 @@ func main() {
 		}
 		return
 	}
-	spec, err := kernel.BTF()
-	if err != nil {
-		fail(err)
-	}
 	if *profile != "" {
 		f, err := os.Create(*profile)
 		if err != nil {
@@ -57,23 +54,19 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	start := time.Now()
-	script, err := lang.Parse(&lang.Source{Name: "big.st", Text: text})
-	if err != nil {
+	plan := pipeline.New(pipeline.Config{Backend: "auto", Events: "auto", Snaplen: codegen.DefaultSnaplen})
+	defer plan.Close()
+	if err := plan.Parse(&lang.Source{Name: "big.st", Text: text}); err != nil {
 		fail(err)
 	}
 	parsed := time.Since(start)
-	copts := runtime.CheckOptions(spec, nil, func(string) {})
-	info, err := check.Check(script, copts)
-	if err == nil {
-		script, info, err = check.Prune(script, info, copts)
-	}
-	if err != nil {
+	if err := plan.Check(); err != nil {
 		fail(err)
 	}
-	out, err := codegen.Compile(script, info, codegen.Options{Ksym: kernel.KsymAddr})
-	if err != nil {
+	if err := plan.Compile(); err != nil {
 		fail(err)
 	}
+	out := plan.Output
 	took := time.Since(start)
 	if *heap != "" {
 		f, err := os.Create(*heap)

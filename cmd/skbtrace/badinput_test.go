@@ -2,19 +2,17 @@ package main
 
 import (
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/internal/golden"
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/runtime"
-	"github.com/skbtrace/skbtrace/runtime/kernel"
+	"github.com/skbtrace/skbtrace/runtime/pipeline"
 )
 
 // corpusArgs reads a script's positional arguments from a first line
@@ -27,8 +25,9 @@ func corpusArgs(text string) []string {
 	return nil
 }
 
-// prepareCorpus takes a script through everything but attaching: parse,
-// check against this kernel's BTF and prune, skb: globs resolved, code generation
+// prepareCorpus takes a script through everything but attaching, as
+// skbtrace does (pipeline.Prepare): parse, check against this kernel's
+// types and prune, skb: globs resolved, code generation
 // and, when all that passed, the verifier.
 func prepareCorpus(t *testing.T, file string) error {
 	t.Helper()
@@ -37,27 +36,12 @@ func prepareCorpus(t *testing.T, file string) error {
 		t.Fatal(err)
 	}
 	src := &lang.Source{Name: filepath.Base(file), Text: string(text)}
-	script, err := lang.Parse(src)
+	plan, err := pipeline.Prepare(pipeline.Config{Params: corpusArgs(string(text)), Backend: "auto", Events: "auto", Snaplen: codegen.DefaultSnaplen}, src)
+	defer plan.Close()
 	if err != nil {
 		return err
 	}
-	spec, err := kernel.BTF()
-	if err != nil {
-		t.Fatal(err)
-	}
-	copts := checkOptions(spec, corpusArgs(string(text)), io.Discard)
-	info, err := check.Check(script, copts)
-	if err == nil {
-		script, info, err = check.Prune(script, info, copts)
-	}
-	if err != nil {
-		return err
-	}
-	o := options{backend: "auto", events: "auto", snaplen: codegen.DefaultSnaplen}
-	out, _, err := compileFor(o, script, info, kernel.BTF, io.Discard)
-	if err != nil {
-		return err
-	}
+	out := plan.Output
 	coll, err := runtime.Load(out, false)
 	if err != nil {
 		return err

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"strings"
 	"testing"
 
@@ -9,6 +8,7 @@ import (
 	"github.com/skbtrace/skbtrace/internal/testkit"
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
+	"github.com/skbtrace/skbtrace/runtime/pipeline"
 )
 
 // TestBTFCacheChangesNothing dumps scripts (-d: the tree, the generated
@@ -45,7 +45,7 @@ func TestBTFCacheChangesNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		check.Check(s, checkOptions(cached, nil, io.Discard))
+		check.Check(s, pipeline.CheckOptions(cached, nil, nil))
 		return !cached.Missed()
 	}
 	want := map[string]string{}

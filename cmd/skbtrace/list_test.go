@@ -6,6 +6,7 @@ import (
 
 	"github.com/skbtrace/skbtrace/runtime"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
+	"github.com/skbtrace/skbtrace/runtime/pipeline"
 )
 
 // TestListProbes checks -l and -lv against this kernel: skb: functions by
@@ -146,7 +147,7 @@ func TestListSkbRet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	backend, reasons, err := runtime.ChooseBackend("auto", probeOn(d))
+	backend, reasons, err := runtime.ChooseBackend("auto", pipeline.ProbeOn(d))
 	if err != nil {
 		t.Fatal(err)
 	}

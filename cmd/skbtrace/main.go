@@ -11,10 +11,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/skbtrace/skbtrace/codegen"
-	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/runtime"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
 	"github.com/skbtrace/skbtrace/runtime/metrics"
+	"github.com/skbtrace/skbtrace/runtime/pipeline"
 	"github.com/skbtrace/skbtrace/scripts"
 )
 
@@ -113,8 +113,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if err := runtime.CheckBackendName(o.backend); err != nil {
-		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
-		return 1
+		return report(stderr, err)
 	}
 	if fs.Changed("command") && strings.TrimSpace(o.command) == "" {
 		fmt.Fprintln(stderr, "skbtrace: -c takes a command to run, such as -c 'sleep 5'")
@@ -123,15 +122,17 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	o.programSet = fs.Changed("expr")
 	if o.listSet {
 		if err := kernel.CheckPrivileges(); err != nil {
-			fmt.Fprintf(stderr, "skbtrace: %v\n", err)
-			return 1
+			return report(stderr, err)
 		}
 		// -l takes its pattern after = (-l='ip_*') or as the next argument.
 		pattern := o.list
 		if args := fs.Args(); pattern == "*" && len(args) == 1 {
 			pattern = args[0]
 		}
-		return list(o, pattern, stdout, stderr)
+		if err := pipeline.List(o.config(nil, stderr), pattern, func(l string) { fmt.Fprintln(stdout, l) }); err != nil {
+			return report(stderr, err)
+		}
+		return 0
 	}
 	if o.tools {
 		for _, t := range scripts.All() {
@@ -146,63 +147,20 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	case o.snaplen == 0 || o.snaplen > codegen.MaxSnaplen:
 		o.snaplen = codegen.MaxSnaplen
 	}
-	if o.filter != "" {
-		if err := checkFilter(o.filter); err != nil {
-			return report(stderr, err)
-		}
-	}
-	if o.graph && o.timeline {
-		fmt.Fprintln(stderr, "skbtrace: --graph and --timeline group events in two ways: choose one")
-		return 1
-	}
-	var src *lang.Source
-	var params []string
-	var err error
-	if args := fs.Args(); o.graph && !o.programSet && (len(args) == 0 || isSelection(args[0])) {
-		sel := ""
-		if len(args) > 1 {
-			fmt.Fprintf(stderr, "skbtrace: --graph takes one selection, and flags go before it (-c CMD --graph 'skb:ip_*'), not %q\n", args[1:])
-			return 1
-		}
-		if len(args) > 0 {
-			sel = args[0]
-		}
-		if src, err = graphScript(sel, o.filter, func() hops { return bpfHops(o, o.filter, stderr) }); err != nil {
-			fmt.Fprintf(stderr, "skbtrace: %v\n", err)
-			return 1
-		}
-		o.filter = ""
-	} else {
-		src, params, err = scriptSource(o, fs.Args())
-		if src != nil {
-			src.Params = params
-		}
-		if t, ok := toolOf(fs.Args()); ok && t.Graph && !o.programSet {
-			o.graph = true
-		}
-	}
+	src, req, err := pipeline.ScriptFor(pipeline.Request{Program: o.program, ProgramSet: o.programSet, Args: fs.Args(),
+		Filter: o.filter, Timeline: o.timeline, Graph: o.graph, Capture: o.write != "", BPFHops: o.bpfHops}, warner(stderr))
 	if err != nil {
-		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
-		return 1
+		return report(stderr, err)
 	}
-	switch {
-	case src == nil && o.filter != "" && o.timeline:
-		src, o.filter = timelineScript(o.filter, bpfHops(o, o.filter, stderr)), ""
-	case src == nil && o.filter != "":
-		src, o.filter = filterScript(o.filter, o.write != "", bpfHops(o, o.filter, stderr)), ""
-	case src == nil && o.timeline:
-		fmt.Fprintln(stderr, "skbtrace: --timeline groups the packets of --filter 'FILTER', or the print() events of a script: give one")
-		return 1
-	}
+	o.filter, o.graph = req.Filter, req.Graph
 	if src == nil {
 		usage(stderr, fs)
 		return 1
 	}
 	if err := kernel.CheckPrivileges(); err != nil {
-		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
-		return 1
+		return report(stderr, err)
 	}
-	return compileAndRun(o, src, params, stdout, stderr)
+	return compileAndRun(o, src, stdout, stderr)
 }
 
 func usage(w io.Writer, fs *pflag.FlagSet) {
@@ -219,23 +177,14 @@ flags:
 %s`, fs.FlagUsages())
 }
 
-// scriptSource finds the program: -e, a file, or a bundled tool. The
-// remaining arguments are the positional parameters.
-func scriptSource(o options, args []string) (*lang.Source, []string, error) {
-	if o.programSet {
-		return &lang.Source{Name: "cmdline", Text: o.program}, args, nil
-	}
-	if len(args) == 0 {
-		return nil, nil, nil
-	}
-	name := args[0]
-	if text, err := os.ReadFile(name); err == nil {
-		return &lang.Source{Name: name, Text: string(text)}, args[1:], nil
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, nil, err
-	}
-	if t, ok := scripts.Lookup(name); ok {
-		return &lang.Source{Name: t.Name + ".st", Text: t.Text}, args[1:], nil
-	}
-	return nil, nil, fmt.Errorf("no script file or bundled tool named %q (see --tools)", name)
+// config is what the pipeline takes of the flags: params are the script's
+// positional parameters.
+func (o options) config(params []string, stderr io.Writer) pipeline.Config {
+	return pipeline.Config{BTFFile: o.btfFile, Params: params, Backend: o.backend, Events: o.events, BufferSize: o.bufSize,
+		Filter: o.filter, Capture: o.write != "", Snaplen: o.snaplen, Verbose: o.verbose, Warn: warner(stderr)}
+}
+
+// warner says the pipeline's lines on stderr.
+func warner(stderr io.Writer) func(string) {
+	return func(msg string) { fmt.Fprintf(stderr, "skbtrace: %s\n", msg) }
 }

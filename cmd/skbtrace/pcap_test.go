@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/skbtrace/skbtrace/internal/pcaptest"
+	"github.com/skbtrace/skbtrace/runtime/pipeline"
 )
 
 // TestFilterEquivalence checks skbtrace's compiled tcpdump filters against
@@ -25,7 +26,7 @@ func TestFilterEquivalence(t *testing.T) {
 	const base = 0x5c0e0000
 	var script strings.Builder
 	for i, f := range pcaptest.Corpus {
-		fmt.Fprintf(&script, "tracepoint:net:net_dev_queue /(mark >> 16) == 0x5c0e && pcap(%s)/ { printf(\"%d %%d\\n\", mark & 0xffff) }\n", quote(f), i)
+		fmt.Fprintf(&script, "tracepoint:net:net_dev_queue /(mark >> 16) == 0x5c0e && pcap(%s)/ { printf(\"%d %%d\\n\", mark & 0xffff) }\n", pipeline.Quote(f), i)
 	}
 	code, out, errs := runCLI(t, "-e", script.String(), "-c", injectCommand(ns1, "v1", base))
 	if code != 0 {

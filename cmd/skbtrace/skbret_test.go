@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/skbtrace/skbtrace/runtime/pipeline"
 )
 
 // TestSkbRetNeedsFunctionBackend: skbret: with the tracepoint fallback
@@ -30,8 +32,8 @@ func TestSkbRetNeedsFunctionBackend(t *testing.T) {
 // selection that is not skb: probes says what it takes.
 func TestGraphSelection(t *testing.T) {
 	asked := false
-	noHops := func() hops { asked = true; return hops{} }
-	src, err := graphScript("skb:ip_rcv*, skb:nf_hook_slow /mark == 1/", "udp port 9", noHops)
+	noHops := func() pipeline.Hops { asked = true; return pipeline.Hops{} }
+	src, err := pipeline.GraphScript("skb:ip_rcv*, skb:nf_hook_slow /mark == 1/", "udp port 9", noHops)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,11 +45,11 @@ func TestGraphSelection(t *testing.T) {
 	if asked {
 		t.Error("a selection without skb:* asked for BPF programs' hops")
 	}
-	if src, _ := graphScript("", "", noHops); !strings.HasPrefix(src.Text, "skb:* { track(); print(skb) }\n") {
+	if src, _ := pipeline.GraphScript("", "", noHops); !strings.HasPrefix(src.Text, "skb:* { track(); print(skb) }\n") {
 		t.Errorf("empty selection:\n%s", src.Text)
 	}
 	for _, bad := range []string{"kprobe:ip_rcv", "skb:ip_rcv /mark == 1", "skb:a,,skb:b"} {
-		if _, err := graphScript(bad, "", noHops); err == nil {
+		if _, err := pipeline.GraphScript(bad, "", noHops); err == nil {
 			t.Errorf("%q: accepted", bad)
 		}
 	}

@@ -1,8 +1,7 @@
-package main
+package pipeline
 
 import (
 	"fmt"
-	"io"
 	"path"
 	"strings"
 
@@ -18,43 +17,38 @@ import (
 // each line has the prototype, the return type (retval's) and the skb's
 // position. Where no function backend works, skb: falls back to
 // tracepoints, which have no returns: nothing is listed, and it says why.
-func listSkbRet(o options, glob string, stdout, stderr io.Writer) int {
+func (l *lister) listSkbRet(glob string) error {
 	if _, err := path.Match(glob, ""); err != nil {
-		fmt.Fprintf(stderr, "skbtrace: -l %q: %v\n", "skbret:"+glob, err)
-		return 1
+		return fmt.Errorf("-l %q: %v", "skbret:"+glob, err)
 	}
-	d, _, err := kernel.CachedDiscovery(o.btfFile)
+	d, err := l.discovery()
 	if err != nil {
-		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
-		return 1
+		return err
 	}
 	fns := d.Match(glob)
 	if len(fns) == 0 {
-		fmt.Fprintf(stderr, "skbtrace: no probe matches %q\n", "skbret:"+glob)
-		return 1
+		return fmt.Errorf("no probe matches %q", "skbret:"+glob)
 	}
-	why, fallback, err := tracepointFallbackWhy(o, d)
+	why, fallback, err := tracepointFallbackWhy(l.Config, d)
 	if err != nil {
-		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
-		return 1
+		return err
 	}
 	if fallback {
-		fmt.Fprintf(stderr, "skbtrace: skbret:%s attaches to nothing on this kernel: %s, so skb: probes fall back to the tracepoints that carry an sk_buff, and tracepoints have no returns (skbtrace -l 'skb:%s' lists what skb: attaches to)\n",
+		return fmt.Errorf("skbret:%s attaches to nothing on this kernel: %s, so skb: probes fall back to the tracepoints that carry an sk_buff, and tracepoints have no returns (skbtrace -l 'skb:%s' lists what skb: attaches to)",
 			glob, why, glob)
-		return 1
 	}
-	spec, ok := verboseBTF(o, stderr)
-	if !ok {
-		return 1
+	spec, err := l.verboseBTF()
+	if err != nil {
+		return err
 	}
 	for _, f := range fns {
-		if !o.verbose {
-			fmt.Fprintf(stdout, "skbret:%s\n", f.Name)
+		if !l.Verbose {
+			l.printf("skbret:%s", f.Name)
 			continue
 		}
-		fmt.Fprintf(stdout, "skbret:%s%s  [retval: %s; skb: arg%d]\n", f.Name, prototype(spec, f), returnType(spec, f), f.SkbArg)
+		l.printf("skbret:%s%s  [retval: %s; skb: arg%d]", f.Name, prototype(spec, f), returnType(spec, f), f.SkbArg)
 	}
-	return 0
+	return nil
 }
 
 // returnType is what a function returns, from BTF (struct sk_buff *, int,
@@ -73,8 +67,8 @@ func returnType(spec *btf.Spec, f kernel.SkbFunc) string {
 // tracepointFallbackWhy says whether skb: falls back to tracepoints on
 // this kernel, as tracing would choose, and why: --backend tracepoint, or
 // no function backend works. err is a forced function backend's failure.
-func tracepointFallbackWhy(o options, d *kernel.Discovery) (why string, fallback bool, err error) {
-	backend, reasons, err := runtime.ChooseBackend(o.backend, probeOn(d))
+func tracepointFallbackWhy(cfg Config, d *kernel.Discovery) (why string, fallback bool, err error) {
+	backend, reasons, err := runtime.ChooseBackend(cfg.Backend, ProbeOn(d))
 	switch {
 	case err != nil || backend != runtime.BackendTracepoint:
 		return "", false, err

@@ -1,4 +1,4 @@
-package runtime
+package pipeline
 
 import (
 	"github.com/skbtrace/skbtrace/check"
@@ -7,7 +7,8 @@ import (
 
 // CheckOptions are the checker's options for this kernel: the types of
 // spec, the positional parameters, tracefs for classic tracepoints (warn
-// hears what it could not read) and the functions that can be traced, and the loaded BPF packet programs.
+// hears what it could not read), the functions that can be traced, and
+// the loaded BPF packet programs.
 func CheckOptions(spec check.BTF, params []string, warn func(string)) check.Options {
 	return check.Options{BTF: spec, Params: params, TracepointFormat: kernel.TracepointFormat(warn), TracepointExists: kernel.TracepointExists,
 		MatchFuncs: kernel.TraceableFuncs, MatchTracepoints: kernel.MatchTracepoints, BPFProgs: bpfProgs}

@@ -1,15 +1,13 @@
-package main
+package pipeline
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/skbtrace/skbtrace/lang"
-	"github.com/skbtrace/skbtrace/scripts"
 )
 
-// graphScript is the program of --graph without a script: the entries of
+// GraphScript is the program of --graph without a script: the entries of
 // the selection's functions and their returns, nested per skb and CPU by
 // the printer. A selection is what --graph's argument says: skb: probes
 // and a predicate, `skb:ip_*,skb:nf_* /mark == 1/` (skb:* where empty);
@@ -20,7 +18,7 @@ import (
 // calls too, their verdicts their return values: tc programs under the
 // predicate, XDP programs under --filter alone (a frame has no skb
 // fields), none where the selection has a predicate of its own.
-func graphScript(sel, filter string, hopsFor func() hops) (*lang.Source, error) {
+func GraphScript(sel, filter string, hopsFor func() Hops) (*lang.Source, error) {
 	specs, pred := sel, ""
 	if i := strings.IndexByte(sel, '/'); i >= 0 {
 		specs, pred = sel[:i], strings.TrimSpace(sel[i:])
@@ -49,7 +47,7 @@ func graphScript(sel, filter string, hopsFor func() hops) (*lang.Source, error) 
 		xdpEntry = ""
 	}
 	if filter != "" {
-		f := "pcap(" + quote(filter) + ")"
+		f := "pcap(" + Quote(filter) + ")"
 		xdpPred = " /" + f + "/"
 		if pred != "" {
 			f += " && (" + pred + ")"
@@ -67,23 +65,4 @@ func graphScript(sel, filter string, hopsFor func() hops) (*lang.Source, error) 
 		}
 	}
 	return &lang.Source{Name: "--graph", Text: text}, nil
-}
-
-// isSelection reports whether --graph's argument is a selection of skb:
-// probes rather than a script file or a tool.
-func isSelection(arg string) bool {
-	_, err := os.Stat(arg)
-	return strings.Contains(arg, ":") && err != nil
-}
-
-// toolOf is the bundled tool the arguments run, if any: one that is not a
-// file of that name.
-func toolOf(args []string) (scripts.Tool, bool) {
-	if len(args) == 0 {
-		return scripts.Tool{}, false
-	}
-	if _, err := os.Stat(args[0]); err == nil {
-		return scripts.Tool{}, false
-	}
-	return scripts.Lookup(args[0])
 }

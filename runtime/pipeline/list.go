@@ -1,8 +1,7 @@
-package main
+package pipeline
 
 import (
 	"fmt"
-	"io"
 	"path"
 	"strings"
 
@@ -13,31 +12,49 @@ import (
 	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
-// list prints the probes matching a pattern, as bpftrace -l does: the skb:
+// List gives -l's listing of a pattern to emit, a line at a time as it
+// finds them (with -v, lines of detail after some); its notes go to
+// Config.Warn in between, where they belong; err says where nothing
+// matches or the listing failed (after the lines it gave).
+func List(cfg Config, pattern string, emit func(line string)) error {
+	return (&lister{Config: cfg, emit: emit}).list(pattern)
+}
+
+// lister is a listing under way.
+type lister struct {
+	Config
+	emit func(line string)
+}
+
+// printf gives a line.
+func (l *lister) printf(format string, args ...any) {
+	l.emit(fmt.Sprintf(format, args...))
+}
+
+// list lists the probes matching a pattern, as bpftrace -l does: the skb:
 // functions discovery finds, and the tracepoints that carry an sk_buff. The
 // pattern matches the whole probe (skb:ip_*) or the bare name (ip_*). With
 // -v, each line has the prototype and the skb's position. A pattern of
 // another kind (tracepoint:net:*, kprobe:tcp_*) or `struct NAME` is
 // listOther's, skbret:GLOB listSkbRet's. Where skb: falls back to
 // tracepoints, it says so: the functions listed do not attach here.
-func list(o options, pattern string, stdout, stderr io.Writer) int {
+func (l *lister) list(pattern string) error {
 	if strings.HasPrefix(pattern, "bpf:") || strings.HasPrefix(pattern, "bpfret:") {
-		return listBPF(pattern, stdout, stderr)
+		return l.listBPF(pattern)
 	}
-	if code, ok := listOther(o, pattern, stdout, stderr); ok {
-		return code
+	if err, ok := l.listOther(pattern); ok {
+		return err
 	}
 	if glob, ok := strings.CutPrefix(pattern, "skbret:"); ok {
-		return listSkbRet(o, glob, stdout, stderr)
+		return l.listSkbRet(glob)
 	}
-	d, _, err := kernel.CachedDiscovery(o.btfFile)
+	d, err := l.discovery()
 	if err != nil {
-		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
-		return 1
+		return err
 	}
-	spec, ok := verboseBTF(o, stderr)
-	if !ok {
-		return 1
+	spec, err := l.verboseBTF()
+	if err != nil {
+		return err
 	}
 	matches := func(probe, name string) bool {
 		a, _ := path.Match(pattern, probe)
@@ -52,18 +69,18 @@ func list(o options, pattern string, stdout, stderr io.Writer) int {
 		}
 		n++
 		funcs++
-		if !o.verbose {
-			fmt.Fprintln(stdout, probe)
+		if !l.Verbose {
+			l.printf("%s", probe)
 			continue
 		}
-		fmt.Fprintf(stdout, "%s%s  [skb: arg%d]\n", probe, prototype(spec, f), f.SkbArg)
+		l.printf("%s%s  [skb: arg%d]", probe, prototype(spec, f), f.SkbArg)
 	}
 	if spec == nil {
-		spec, err = loadBTF(o.btfFile)
+		spec, err = loadBTF(l.BTFFile)
 	}
 	if err == nil {
 		if tracepointCategory("kfree_skb") == "*" {
-			fmt.Fprintln(stderr, "skbtrace: tracefs is not mounted, so tracepoint categories show as * (a script may write * too); mount -t tracefs nodev /sys/kernel/tracing to see them")
+			l.warn("tracefs is not mounted, so tracepoint categories show as * (a script may write * too); mount -t tracefs nodev /sys/kernel/tracing to see them")
 		}
 		for _, tp := range runtime.ResolveSkbFallback(spec, map[string]bool{"*": true})["*"] {
 			probe := "tracepoint:" + tracepointCategory(tp.Name) + ":" + tp.Name
@@ -71,27 +88,26 @@ func list(o options, pattern string, stdout, stderr io.Writer) int {
 				continue
 			}
 			n++
-			if o.verbose {
+			if l.Verbose {
 				probe += fmt.Sprintf("  [skb: args %d]", tp.SkbArg)
 			}
-			fmt.Fprintln(stdout, probe)
+			l.printf("%s", probe)
 		}
 	}
 	if n == 0 {
-		fmt.Fprintf(stderr, "skbtrace: no probe matches %q\n", pattern)
-		return 1
+		return fmt.Errorf("no probe matches %q", pattern)
 	}
 	if funcs == 0 {
-		return 0
+		return nil
 	}
-	why, fallback, err := tracepointFallbackWhy(o, d)
+	why, fallback, err := tracepointFallbackWhy(l.Config, d)
 	switch {
 	case err != nil:
-		fmt.Fprintf(stderr, "skbtrace: the skb: functions listed do not attach on this kernel: %v\n", err)
+		l.warn(fmt.Sprintf("the skb: functions listed do not attach on this kernel: %v", err))
 	case fallback:
-		fmt.Fprintf(stderr, "skbtrace: the skb: functions listed do not attach on this kernel: %s, so skb: probes attach to the tracepoint: lines, those that carry an sk_buff (a glob that matches none of them is skipped)\n", why)
+		l.warn("the skb: functions listed do not attach on this kernel: " + why + ", so skb: probes attach to the tracepoint: lines, those that carry an sk_buff (a glob that matches none of them is skipped)")
 	}
-	return 0
+	return nil
 }
 
 // prototype renders a function's parameters from BTF: (struct sk_buff *skb, ...).
@@ -124,15 +140,10 @@ func tracepointCategory(name string) string {
 }
 
 // verboseBTF loads the kernel's BTF where -lv prints prototypes (nil for
-// -l); false where it cannot, said on stderr.
-func verboseBTF(o options, stderr io.Writer) (*btf.Spec, bool) {
-	if !o.verbose {
-		return nil, true
+// -l), or why it cannot.
+func (l *lister) verboseBTF() (*btf.Spec, error) {
+	if !l.Verbose {
+		return nil, nil
 	}
-	spec, err := loadBTF(o.btfFile)
-	if err != nil {
-		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
-		return nil, false
-	}
-	return spec, true
+	return loadBTF(l.BTFFile)
 }

@@ -1,4 +1,4 @@
-package main
+package pipeline
 
 import (
 	"strings"
@@ -12,9 +12,9 @@ import (
 // decoded as tcpdump prints it.
 const filterLine = "print(dev, netns, mark, pkt)"
 
-// checkFilter compiles --filter on its own, so that its errors point into
+// CheckFilter compiles --filter on its own, so that its errors point into
 // it, not into the script it becomes part of.
-func checkFilter(filter string) error {
+func CheckFilter(filter string) error {
 	src := &lang.Source{Name: "--filter", Text: filter}
 	_, err := pcapfilter.Compile(filter, src.PosAt)
 	if fe, ok := err.(*pcapfilter.Error); ok {
@@ -25,23 +25,23 @@ func checkFilter(filter string) error {
 	return err
 }
 
-// quote writes a string literal of the script language.
-func quote(s string) string {
+// Quote writes a string literal of the script language.
+func Quote(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\t", `\t`).Replace(s) + `"`
 }
 
-// filterScript is the program of --filter without a script: every skb
+// FilterScript is the program of --filter without a script: every skb
 // function, each hop of a matching packet a line, or with -w a frame; and
 // the hops h says, each program's entry and return, the return's line
 // with its verdict (an XDP program's with the frame's device, length and
 // headers; with -w, only tc programs, whose packets are skbs).
-func filterScript(filter string, write bool, h hops) *lang.Source {
+func FilterScript(filter string, write bool, h Hops) *lang.Source {
 	body, ret := filterLine, filterRetLine
 	if write {
 		body, ret = "capture()", "capture()"
-		h.xdp = false
+		h.XDP = false
 	}
-	pred := " /pcap(" + quote(filter) + ")/"
+	pred := " /pcap(" + Quote(filter) + ")/"
 	text := "skb:*" + pred + " { " + body + " }\n"
 	if h.any() {
 		text = hopConfig + text + h.probes(pred, pred, body, ret, xdpLine, xdpRetLine)
@@ -58,13 +58,13 @@ const (
 	xdpRetLine    = "print(retval, dev, len, pkt)"
 )
 
-// timelineScript is the program of --timeline with --filter and no
+// TimelineScript is the program of --timeline with --filter and no
 // script: every hop of a matching packet, followed with track() where the
 // filter would no longer match it, and the drop's reason and location;
 // the hops h says, a program's return with its verdict (an XDP program's
 // in its frame's block).
-func timelineScript(filter string, h hops) *lang.Source {
-	pred := " /pcap(" + quote(filter) + ")/"
+func TimelineScript(filter string, h Hops) *lang.Source {
+	pred := " /pcap(" + Quote(filter) + ")/"
 	text := "skb:*" + pred + " { track(); print(dev, netns, len) }\n" +
 		"tracepoint:skb:kfree_skb" + pred + " { print(reason, ksym(location)) }\n"
 	if h.any() {

@@ -1,8 +1,7 @@
-package main
+package pipeline
 
 import (
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/skbtrace/skbtrace/lang"
@@ -12,34 +11,34 @@ import (
 	"github.com/skbtrace/skbtrace/stdlib"
 )
 
-// hops says which BPF programs --filter, --timeline and --graph trace as
+// Hops says which BPF programs --filter, --timeline and --graph trace as
 // hops beside the kernel's functions, as pwru's --filter-trace-tc and
 // --filter-trace-xdp do: tc programs, and XDP programs where the filter
 // can be read on a frame.
-type hops struct {
-	tc, xdp bool
+type Hops struct {
+	TC, XDP bool
 }
 
-// bpfHops decides the hops: with --bpf-hops (the default) where fentry on
-// BPF programs works here (runtime.ProbeBPFTrace), tc and XDP programs,
-// those loaded and those loaded while tracing. Where fentry on programs
-// is refused and tc or XDP programs with BTF are loaded, one line on
-// stderr says why they are not hops; where a filter reads what only an
+// BPFHops decides the hops: where enabled (--bpf-hops, the default) and
+// fentry on BPF programs works here (runtime.ProbeBPFTrace), tc and XDP
+// programs, those loaded and those loaded while tracing. Where fentry on
+// programs is refused and tc or XDP programs with BTF are loaded, one line
+// to warn says why they are not hops; where a filter reads what only an
 // skb has, one line says XDP programs are left out.
-func bpfHops(o options, filter string, stderr io.Writer) hops {
-	if !o.bpfHops {
-		return hops{}
+func BPFHops(enabled bool, filter string, warn func(string)) Hops {
+	if !enabled {
+		return Hops{}
 	}
 	if err := runtime.ProbeBPFTrace(); err != nil {
 		if names := loadedHopProgs(); len(names) > 0 {
-			fmt.Fprintf(stderr, "skbtrace: the tc and XDP programs loaded (%s) are not traced as hops: %v\n", strings.Join(names, ", "), err)
+			warn(fmt.Sprintf("the tc and XDP programs loaded (%s) are not traced as hops: %v", strings.Join(names, ", "), err))
 		}
-		return hops{}
+		return Hops{}
 	}
-	h := hops{tc: true, xdp: true}
+	h := Hops{TC: true, XDP: true}
 	if field := skbOnly(filter); field != "" {
-		h.xdp = false
-		fmt.Fprintf(stderr, "skbtrace: XDP programs are not traced as hops: the filter reads %s, which a frame has not before the kernel makes an skb of it\n", field)
+		h.XDP = false
+		warn("XDP programs are not traced as hops: the filter reads " + field + ", which a frame has not before the kernel makes an skb of it")
 	}
 	return h
 }
@@ -94,16 +93,16 @@ const hopConfig = "config = { missing_probes = \"ignore\" }\n"
 // entry and return, where pred (a predicate, /.../, or "") holds, and
 // each XDP program's where xdpPred holds; entry and ret are the bodies,
 // ret's printing retval (the verdict) first.
-func (h hops) probes(pred, xdpPred, entry, ret, xdpEntry, xdpRet string) string {
+func (h Hops) probes(pred, xdpPred, entry, ret, xdpEntry, xdpRet string) string {
 	var b strings.Builder
-	if h.tc {
+	if h.TC {
 		fmt.Fprintf(&b, "bpf:tc:*%s { %s }\nbpfret:tc:*%s { %s }\n", pred, entry, pred, ret)
 	}
-	if h.xdp && xdpEntry != "" {
+	if h.XDP && xdpEntry != "" {
 		fmt.Fprintf(&b, "bpf:xdp:*%s { %s }\nbpfret:xdp:*%s { %s }\n", xdpPred, xdpEntry, xdpPred, xdpRet)
 	}
 	return b.String()
 }
 
 // any reports whether some program type is a hop.
-func (h hops) any() bool { return h.tc || h.xdp }
+func (h Hops) any() bool { return h.TC || h.XDP }

@@ -1,8 +1,7 @@
-package main
+package pipeline
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -28,41 +27,37 @@ var listKinds = map[string]string{
 // its kind (tracepoint:net:*, kprobe:tcp_*, fentry:ip_*), or the structs of
 // `struct NAME` (-v: their members). handled is false for the patterns
 // list itself serves: skb: and bare names.
-func listOther(o options, pattern string, stdout, stderr io.Writer) (code int, handled bool) {
+func (l *lister) listOther(pattern string) (err error, handled bool) {
 	if name, ok := strings.CutPrefix(pattern, "struct "); ok {
-		return listStructs(o, strings.TrimSpace(name), stdout, stderr), true
+		return l.listStructs(strings.TrimSpace(name)), true
 	}
 	k, glob, ok := strings.Cut(pattern, ":")
 	kind := listKinds[k]
 	if !ok || kind == "" {
-		return 0, false
+		return nil, false
 	}
 	if _, err := path.Match(glob, ""); err != nil {
-		fmt.Fprintf(stderr, "skbtrace: -l %q: %v\n", pattern, err)
-		return 1, true
+		return fmt.Errorf("-l %q: %v", pattern, err), true
 	}
 	var n int
-	var err error
 	if kind == "tracepoint" {
-		n, err = listTracepoints(o, glob, stdout)
+		n, err = l.listTracepoints(glob)
 	} else {
-		n, err = listFuncs(o, kind, glob, stdout)
+		n, err = l.listFuncs(kind, glob)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
-		return 1, true
+		return err, true
 	}
 	if n == 0 {
-		fmt.Fprintf(stderr, "skbtrace: no probe matches %q\n", pattern)
-		return 1, true
+		return fmt.Errorf("no probe matches %q", pattern), true
 	}
-	return 0, true
+	return nil, true
 }
 
 // listTracepoints lists every tracepoint of tracefs matching CATEGORY:NAME
 // (a bare glob matches the name); -v adds the format fields as bpftrace
 // prints them: "    TYPE NAME", the common_ fields left out.
-func listTracepoints(o options, glob string, w io.Writer) (int, error) {
+func (l *lister) listTracepoints(glob string) (int, error) {
 	cat, name, ok := strings.Cut(glob, ":")
 	if !ok {
 		cat, name = "*", glob
@@ -87,14 +82,14 @@ func listTracepoints(o options, glob string, w io.Writer) (int, error) {
 			continue
 		}
 		n++
-		fmt.Fprintf(w, "tracepoint:%s:%s\n", c, e)
-		if o.verbose {
+		l.printf("tracepoint:%s:%s", c, e)
+		if l.Verbose {
 			text, err := os.ReadFile(f)
 			if err != nil {
 				return n, err
 			}
 			for _, field := range formatFields(string(text)) {
-				fmt.Fprintf(w, "    %s\n", field)
+				l.printf("    %s", field)
 			}
 		}
 	}
@@ -124,8 +119,8 @@ func formatFields(text string) []string {
 // fentry or fexit glob matches: those that BTF describes, which is what such
 // a probe attaches to. -v adds their arguments, and retval on return
 // probes, one a line as bpftrace prints them.
-func listFuncs(o options, kind, glob string, w io.Writer) (int, error) {
-	spec, err := loadBTF(o.btfFile)
+func (l *lister) listFuncs(kind, glob string) (int, error) {
+	spec, err := loadBTF(l.BTFFile)
 	if err != nil {
 		return 0, err
 	}
@@ -144,16 +139,16 @@ func listFuncs(o options, kind, glob string, w io.Writer) (int, error) {
 			continue
 		}
 		n++
-		fmt.Fprintf(w, "%s:%s\n", kind, name)
-		if !o.verbose {
+		l.printf("%s:%s", kind, name)
+		if !l.Verbose {
 			continue
 		}
 		for _, p := range proto.Params {
-			fmt.Fprintf(w, "    %s\n", cDecl(p.Type, p.Name))
+			l.printf("    %s", cDecl(p.Type, p.Name))
 		}
 		if kind == "kretprobe" || kind == "fexit" {
 			if _, void := proto.Return.(*btf.Void); !void {
-				fmt.Fprintf(w, "    %s\n", cDecl(proto.Return, "retval"))
+				l.printf("    %s", cDecl(proto.Return, "retval"))
 			}
 		}
 	}
@@ -162,11 +157,10 @@ func listFuncs(o options, kind, glob string, w io.Writer) (int, error) {
 
 // listStructs lists the BTF structs (and unions) whose name matches; -v
 // prints each one's members, in C.
-func listStructs(o options, glob string, w io.Writer, stderr io.Writer) int {
-	spec, err := loadBTF(o.btfFile)
+func (l *lister) listStructs(glob string) error {
+	spec, err := loadBTF(l.BTFFile)
 	if err != nil {
-		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
-		return 1
+		return err
 	}
 	var found []btf.Type
 	if !strings.ContainsAny(glob, "*?[") {
@@ -190,26 +184,25 @@ func listStructs(o options, glob string, w io.Writer, stderr io.Writer) int {
 		slices.SortFunc(found, func(a, b btf.Type) int { return strings.Compare(a.TypeName(), b.TypeName()) })
 	}
 	if len(found) == 0 {
-		fmt.Fprintf(stderr, "skbtrace: no struct matches %q in the kernel's BTF\n", glob)
-		return 1
+		return fmt.Errorf("no struct matches %q in the kernel's BTF", glob)
 	}
 	for _, t := range found {
 		st := t.(*btf.Struct)
-		if !o.verbose {
-			fmt.Fprintf(w, "struct %s\n", st.Name)
+		if !l.Verbose {
+			l.printf("struct %s", st.Name)
 			continue
 		}
-		fmt.Fprintf(w, "struct %s {\n", st.Name)
-		printMembers(w, st.Members, "    ")
-		fmt.Fprintln(w, "};")
+		l.printf("struct %s {", st.Name)
+		l.printMembers(st.Members, "    ")
+		l.printf("};")
 	}
-	return 0
+	return nil
 }
 
 // printMembers prints members one a line in C, anonymous structs and
 // unions spelled out in place, since their members are read as the outer
 // struct's (skb->dev).
-func printMembers(w io.Writer, ms []btf.Member, indent string) {
+func (l *lister) printMembers(ms []btf.Member, indent string) {
 	for _, m := range ms {
 		var inner []btf.Member
 		kw := ""
@@ -224,16 +217,16 @@ func printMembers(w io.Writer, ms []btf.Member, indent string) {
 			}
 		}
 		if kw != "" {
-			fmt.Fprintf(w, "%s%s {\n", indent, kw)
-			printMembers(w, inner, indent+"    ")
-			fmt.Fprintf(w, "%s}%s;\n", indent, strings.TrimSuffix(" "+m.Name, " "))
+			l.printf("%s%s {", indent, kw)
+			l.printMembers(inner, indent+"    ")
+			l.printf("%s}%s;", indent, strings.TrimSuffix(" "+m.Name, " "))
 			continue
 		}
 		d := strings.ReplaceAll(cDecl(m.Type, m.Name), "* ", "*")
 		if m.BitfieldSize > 0 {
 			d += fmt.Sprintf(":%d", m.BitfieldSize)
 		}
-		fmt.Fprintf(w, "%s%s;\n", indent, d)
+		l.printf("%s%s;", indent, d)
 	}
 }
 

@@ -1,9 +1,6 @@
-package main
+package pipeline
 
 import (
-	"bytes"
-	"io"
-
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/skbtrace/skbtrace/check"
@@ -60,48 +57,48 @@ func (k *kernelTypes) whole() (*btf.Spec, error) {
 	return k.spec, nil
 }
 
-// check parses and checks the script (checkScript). Where the script has
-// skb: probes, whose targets come from the kernel's whole BTF anyway, it is
+// check checks the script (checkScript). Where the script has skb:
+// probes, whose targets come from the kernel's whole BTF anyway, it is
 // checked against that: the cache would only add work. Otherwise it tries
-// the kernel's BTF cache first, saying nothing meanwhile; where the cache
-// was asked for a name it does not hold, its answers may differ from the
-// whole BTF's, so what it said is dropped and the script (which checking
-// does not change) is checked again with the whole BTF, as if there were
-// no cache.
-func (k *kernelTypes) check(o options, src *lang.Source, params []string, stderr io.Writer) (*lang.Script, *check.Info, int) {
-	script, err := lang.Parse(src)
-	if err != nil {
-		return nil, nil, report(stderr, err)
-	}
+// the kernel's BTF cache first, keeping what it says meanwhile; where the
+// cache was asked for a name it does not hold, its answers may differ from
+// the whole BTF's, so what it said is dropped and the script (which
+// checking does not change) is checked again with the whole BTF, as if
+// there were no cache.
+func (k *kernelTypes) check(cfg Config, script *lang.Script) (*lang.Script, *check.Info, error) {
 	if k.file == "" && hasSkbProbes(script) {
-		return checkScript(o, script, params, func() (check.BTF, error) {
+		return checkScript(cfg, script, func() (check.BTF, error) {
 			spec, err := k.whole()
 			if err != nil {
 				return nil, err
 			}
 			return spec, nil
-		}, stderr)
+		})
 	}
 	if k.file == "" {
 		if cached, err := kernel.LoadCachedTypes(); err == nil {
-			var said bytes.Buffer
-			checked, info, status := checkScript(o, script, params, func() (check.BTF, error) { return cached, nil }, &said)
+			var said []string
+			quiet := cfg
+			quiet.Warn = func(msg string) { said = append(said, msg) }
+			checked, info, err := checkScript(quiet, script, func() (check.BTF, error) { return cached, nil })
 			if !cached.Missed() {
-				stderr.Write(said.Bytes())
+				for _, msg := range said {
+					cfg.warn(msg)
+				}
 				k.cached = cached
-				return checked, info, status
+				return checked, info, err
 			}
 			k.prev = cached
 		}
 	}
-	return checkScript(o, script, params, func() (check.BTF, error) {
+	return checkScript(cfg, script, func() (check.BTF, error) {
 		spec, err := k.whole()
 		if err != nil || k.file != "" {
 			return spec, err
 		}
 		k.rec = kernel.RecordTypes(spec)
 		return k.rec, nil
-	}, stderr)
+	})
 }
 
 // save adds the names the check looked up in the whole BTF to the kernel's

@@ -1,8 +1,6 @@
-package main
+package pipeline
 
 import (
-	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -99,11 +97,4 @@ func retTargets(backend runtime.Backend, fns []kernel.SkbFunc) []codegen.SkbTarg
 		slices.SortFunc(tgs, func(a, b codegen.SkbTarget) int { return strings.Compare(a.Ret.String(), b.Ret.String()) })
 	}
 	return tgs
-}
-
-// sayEntries says, with -v, how many entry programs skbret: attached.
-func sayEntries(st *runtime.AttachStats, stderr io.Writer) {
-	if st != nil && st.Entries > 0 {
-		fmt.Fprintf(stderr, "skbtrace: skbret: entries of %d functions watched for their skb and time\n", st.Entries)
-	}
 }

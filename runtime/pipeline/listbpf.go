@@ -1,8 +1,7 @@
-package main
+package pipeline
 
 import (
 	"fmt"
-	"io"
 	"path"
 	"strings"
 
@@ -13,19 +12,17 @@ import (
 // bpfret: pattern matches (bpf:*, bpf:tc:cil_*, bpfret:xdp:*), a line
 // each: the probe, then the program's id, where its links attach it, and
 // whether it has the BTF fentry needs.
-func listBPF(pattern string, stdout, stderr io.Writer) int {
+func (l *lister) listBPF(pattern string) error {
 	kind, rest, _ := strings.Cut(pattern, ":")
 	if rest == "" || rest == "*" {
 		rest = "*:*"
 	}
 	if _, err := path.Match(rest, ""); err != nil {
-		fmt.Fprintf(stderr, "skbtrace: -l %q: %v\n", pattern, err)
-		return 1
+		return fmt.Errorf("-l %q: %v", pattern, err)
 	}
 	progs, err := kernel.PacketProgs()
 	if err != nil {
-		fmt.Fprintf(stderr, "skbtrace: %v\n", err)
-		return 1
+		return err
 	}
 	where := kernel.PacketProgAttachments()
 	n := 0
@@ -40,11 +37,10 @@ func listBPF(pattern string, stdout, stderr io.Writer) int {
 		if p.Func == "" {
 			notes = append(notes, "no BTF: cannot be traced")
 		}
-		fmt.Fprintf(stdout, "%s:%s  [%s]\n", kind, name, strings.Join(notes, ", "))
+		l.printf("%s:%s  [%s]", kind, name, strings.Join(notes, ", "))
 	}
 	if n == 0 {
-		fmt.Fprintf(stderr, "skbtrace: no loaded tc, xdp or cgroup_skb program matches %q\n", pattern)
-		return 1
+		return fmt.Errorf("no loaded tc, xdp or cgroup_skb program matches %q", pattern)
 	}
-	return 0
+	return nil
 }

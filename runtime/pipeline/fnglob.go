@@ -1,4 +1,4 @@
-package main
+package pipeline
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 // says so), else a kprobe per function; fentry and fexit globs with a
 // program per function. It returns the skb: attachment, made where there
 // was none.
-func globBackend(o options, info *check.Info, fa *runtime.FuncAttach) (*runtime.FuncAttach, error) {
+func globBackend(cfg Config, info *check.Info, fa *runtime.FuncAttach) (*runtime.FuncAttach, error) {
 	var kprobe, fentry *check.SpecInfo
 	for _, pi := range info.Probes {
 		for _, si := range pi.Specs {
@@ -43,11 +43,11 @@ func globBackend(o options, info *check.Info, fa *runtime.FuncAttach) (*runtime.
 	if kprobe == nil {
 		return fa, nil
 	}
-	switch runtime.Backend(o.backend) {
+	switch runtime.Backend(cfg.Backend) {
 	case runtime.BackendKprobeMulti, runtime.BackendKprobe:
-		fa.Kprobe = runtime.Backend(o.backend)
+		fa.Kprobe = runtime.Backend(cfg.Backend)
 		if err := probeSome(fa.Kprobe, kprobe); err != nil {
-			return nil, fmt.Errorf("%s: --backend %s: %w", kprobe.Spec.Text, o.backend, err)
+			return nil, fmt.Errorf("%s: --backend %s: %w", kprobe.Spec.Text, cfg.Backend, err)
 		}
 		return fa, nil
 	}

@@ -1,0 +1,200 @@
+package pipeline
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/runtime"
+	"github.com/skbtrace/skbtrace/runtime/kernel"
+)
+
+// skbBackend decides how skb: probes attach: to the kernel functions that
+// discovery finds, with the backend --backend names or the fastest that
+// works (kprobe-multi, fentry, kprobe); where none works, to every
+// tracepoint that carries an sk_buff, which it says.
+func skbBackend(cfg Config, script *lang.Script, whole func() (*btf.Spec, error)) (codegen.Options, *runtime.FuncAttach, error) {
+	// globs are the skb: patterns, each with where it is first written.
+	globs := map[string]*lang.ProbeSpec{}
+	for _, p := range script.Probes {
+		for _, s := range p.Specs {
+			if (s.Kind == lang.ProbeSkb || s.Kind == lang.ProbeSkbRet) && globs[s.Target] == nil {
+				globs[s.Target] = s
+			}
+		}
+	}
+	if len(globs) == 0 {
+		return codegen.Options{}, nil, nil
+	}
+	var disc *kernel.Discovery
+	probe := func(b runtime.Backend) error {
+		if disc == nil {
+			d, _, err := kernel.CachedDiscovery(cfg.BTFFile)
+			if err != nil {
+				return err
+			}
+			disc = d
+		}
+		return ProbeOn(disc)(b)
+	}
+	backend, reasons, err := runtime.ChooseBackend(cfg.Backend, probe)
+	if err != nil {
+		return codegen.Options{}, nil, err
+	}
+	if rets := skbRetSpecs(script); backend == runtime.BackendTracepoint && len(rets) > 0 {
+		return codegen.Options{}, nil, noReturns(script, rets, reasons)
+	}
+	if backend == runtime.BackendTracepoint {
+		spec, err := whole()
+		if err != nil {
+			return codegen.Options{}, nil, err
+		}
+		return tracepointFallback(cfg, script, globs, reasons, spec)
+	}
+	if cfg.Backend == "auto" || cfg.Backend == "" {
+		cfg.warn(fmt.Sprintf("skb: probes attach with %s (%s)", backend, runtime.AutoWhy(backend, reasons)))
+	}
+	if cfg.BTFFile == "" && kernel.ModuleBTFMissing() {
+		cfg.warn("this kernel has no BTF for its modules (Linux 5.11 added it): skb: probes cover vmlinux's functions; kprobe:FN still traces a module's function")
+	}
+	opts := codegen.Options{SkbTargets: map[string][]codegen.SkbTarget{}}
+	fa := &runtime.FuncAttach{Backend: backend, Funcs: map[string][]kernel.SkbFunc{}}
+	for _, g := range slices.Sorted(maps.Keys(globs)) {
+		// A name that matches nothing compiles to no program.
+		fns := disc.Match(g)
+		if len(fns) > 0 {
+			fa.Funcs[g] = fns
+		}
+		opts.SkbTargets[g] = funcTargets(backend, fns)
+	}
+	if err := unmatchedSkb(script, func(g string) bool { return len(fa.Funcs[g]) > 0 }, cfg.warn); err != nil {
+		return codegen.Options{}, nil, err
+	}
+	retAttach(backend, disc, skbRetSpecs(script), &opts, fa)
+	return opts, fa, nil
+}
+
+// funcTargets are the programs an skb: glob compiles to on a function
+// backend: one per function with fentry; with kprobes, one per place of the
+// skb and the drop reason among the arguments, each attached by the runtime
+// to every function whose arguments are so placed.
+func funcTargets(backend runtime.Backend, fns []kernel.SkbFunc) []codegen.SkbTarget {
+	var tgs []codegen.SkbTarget
+	seen := map[codegen.SkbTarget]bool{}
+	for _, f := range fns {
+		tg := codegen.SkbTarget{SkbArg: f.SkbArg, HasReason: f.ReasonArg >= 0, ReasonArg: max(f.ReasonArg, 0)}
+		if backend == runtime.BackendFentry {
+			tg.Name, tg.Fentry = f.Name, true
+		} else if seen[tg] {
+			continue
+		}
+		seen[tg] = true
+		tgs = append(tgs, tg)
+	}
+	if backend != runtime.BackendFentry {
+		slices.SortFunc(tgs, func(a, b codegen.SkbTarget) int {
+			if a.SkbArg != b.SkbArg {
+				return a.SkbArg - b.SkbArg
+			}
+			return a.ReasonArg - b.ReasonArg
+		})
+	}
+	return tgs
+}
+
+// unmatchedSkb judges the skb: names that match nothing here. A probe
+// whose names all match nothing is a mistake: an error at each, before
+// anything is attached. A probe that lists alternatives (skb:kfree_skb_reason,
+// skb:sk_skb_reason_drop: one kernel has the one, another the other) attaches
+// to those that match, and the rest are named to warn.
+func unmatchedSkb(script *lang.Script, matches func(glob string) bool, warn func(string)) error {
+	d := &lang.Diagnostics{Src: script.Src}
+	warned := map[string]bool{}
+	for _, p := range script.Probes {
+		var missing []*lang.ProbeSpec
+		for _, s := range p.Specs {
+			if (s.Kind == lang.ProbeSkb || s.Kind == lang.ProbeSkbRet) && !matches(s.Target) {
+				missing = append(missing, s)
+			}
+		}
+		if len(missing) == len(p.Specs) {
+			for _, s := range missing {
+				d.Add(s.At, "skb: probes attach to the kernel functions that take a struct sk_buff * or, where those cannot be probed, to the tracepoints that carry one: skbtrace -l 'skb:*' lists them",
+					"%s matches nothing to trace", s.Text)
+			}
+			continue
+		}
+		for _, s := range missing {
+			if !warned[s.Text] {
+				warned[s.Text] = true
+				warn(s.Text + " matches nothing on this kernel; its probe attaches to the others it lists")
+			}
+		}
+	}
+	return d.Err()
+}
+
+// ProbeOn tries a backend on a function of discovery's, as
+// runtime.ChooseBackend asks.
+func ProbeOn(d *kernel.Discovery) func(runtime.Backend) error {
+	return func(b runtime.Backend) error {
+		if len(d.Funcs) == 0 {
+			return fmt.Errorf("no traceable function takes a struct sk_buff *")
+		}
+		return runtime.ProbeBackend(b, probeTarget(d))
+	}
+}
+
+// probeTarget is the function the backends are tried on: one every kernel
+// has where possible.
+func probeTarget(d *kernel.Discovery) string {
+	for _, f := range d.Funcs {
+		if f.Name == "kfree_skbmem" || f.Name == "ip_rcv" {
+			return f.Name
+		}
+	}
+	return d.Funcs[0].Name
+}
+
+// tracepointFallback attaches skb: probes to every tracepoint that carries
+// an sk_buff, saying why.
+func tracepointFallback(cfg Config, script *lang.Script, globs map[string]*lang.ProbeSpec, reasons []string, spec *btf.Spec) (codegen.Options, *runtime.FuncAttach, error) {
+	names := map[string]bool{}
+	for g := range globs {
+		names[g] = true
+	}
+	targets := runtime.ResolveSkbFallback(spec, names)
+	// A glob that names functions only (skb:ip_rcv*) is skipped here, as
+	// bpftrace skips a probe it cannot attach; one that matches neither a
+	// function nor a tracepoint is a mistake.
+	disc, _, discErr := kernel.CachedDiscovery(cfg.BTFFile)
+	matches := func(g string) bool {
+		return len(targets[g]) > 0 || discErr != nil || len(disc.Match(g)) > 0
+	}
+	if err := unmatchedSkb(script, matches, cfg.warn); err != nil {
+		return codegen.Options{}, nil, err
+	}
+	var skipped []string
+	for _, g := range slices.Sorted(maps.Keys(targets)) {
+		if len(targets[g]) == 0 && matches(g) {
+			skipped = append(skipped, g)
+		}
+	}
+	if len(reasons) > 0 {
+		cfg.warn("no function backend works on this kernel, so skb: probes fall back to the tracepoints that carry an sk_buff. " + strings.Join(reasons, "; "))
+	}
+	for _, g := range skipped {
+		cfg.warn("skb:" + g + " matches no tracepoint that carries an sk_buff; skipped")
+	}
+	for _, g := range slices.Sorted(maps.Keys(targets)) {
+		if len(targets[g]) > 0 {
+			cfg.warn(fmt.Sprintf("skb:%s attaches to the %d tracepoints that carry an sk_buff", g, len(targets[g])))
+		}
+	}
+	return codegen.Options{SkbTargets: targets}, nil, nil
+}

@@ -1,0 +1,119 @@
+package pipeline
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/skbtrace/skbtrace/check"
+	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/runtime"
+)
+
+// Plan is one script on its way to the kernel: each stage fills in what
+// the next needs.
+type Plan struct {
+	cfg   Config
+	types *kernelTypes
+	// Script is the parsed script (Parse), then the one to compile:
+	// pruned to this kernel, --filter and -w applied (Check).
+	Script *lang.Script
+	// Info is what the checker learnt of Script (Check).
+	Info *check.Info
+	// Output is the programs and maps to load (Compile).
+	Output *codegen.Output
+	// Funcs is where skb:, skbret: and function globs' programs attach
+	// on a function backend, or nil (Compile).
+	Funcs *runtime.FuncAttach
+}
+
+// New starts a plan. Close ends it.
+func New(cfg Config) *Plan {
+	return &Plan{cfg: cfg, types: &kernelTypes{file: cfg.BTFFile}}
+}
+
+// Prepare takes a script through Parse, Check and Compile. The caller
+// closes the plan, even where it fails.
+func Prepare(cfg Config, src *lang.Source) (*Plan, error) {
+	p := New(cfg)
+	err := p.Parse(src)
+	if err == nil {
+		err = p.Check()
+	}
+	if err == nil {
+		err = p.Compile()
+	}
+	return p, err
+}
+
+// Parse parses the script.
+func (p *Plan) Parse(src *lang.Source) error {
+	script, err := lang.Parse(src)
+	if err != nil {
+		return err
+	}
+	p.Script = script
+	return nil
+}
+
+// Check checks the script against the kernel's types, prunes it to what
+// this kernel runs and applies --filter and -w; the notes of the check go
+// to Config.Warn.
+func (p *Plan) Check() error {
+	script, info, err := p.types.check(p.cfg, p.Script)
+	if err != nil {
+		return err
+	}
+	p.Script, p.Info = script, info
+	return nil
+}
+
+// Compile decides where the probes attach on this kernel and generates
+// their programs.
+func (p *Plan) Compile() error {
+	out, funcs, err := p.compile()
+	if err != nil {
+		return err
+	}
+	p.Output, p.Funcs = out, funcs
+	return nil
+}
+
+// Start loads and attaches the programs and starts reading their events,
+// printed to w as opts says; the plan adds where functions attach, the
+// snap length, the kernel's type IDs and its Warn. What attached goes to
+// Config.Warn (with Verbose, how long it took).
+func (p *Plan) Start(w io.Writer, opts runtime.Options) (*runtime.Session, error) {
+	started := time.Now()
+	opts.Funcs, opts.Snaplen, opts.KernelTypes = p.Funcs, p.cfg.Snaplen, p.types.typeIDs()
+	opts.Warn = func(format string, args ...any) { p.cfg.warn(fmt.Sprintf(format, args...)) }
+	sess, err := runtime.Start(p.Output, w, opts)
+	if err != nil {
+		return nil, err
+	}
+	if st := sess.FuncStats(); st != nil {
+		for _, l := range st.Summary() {
+			p.cfg.warn(l)
+		}
+		if p.cfg.Verbose {
+			p.cfg.warn(fmt.Sprintf("%d functions attached with %s in %v", st.Attached, st.Backend, st.Elapsed.Round(time.Millisecond)))
+			if st.Entries > 0 {
+				p.cfg.warn(fmt.Sprintf("skbret: entries of %d functions watched for their skb and time", st.Entries))
+			}
+		}
+	}
+	if p.cfg.Verbose {
+		if probes, programs := sess.Shared(); probes > programs {
+			p.cfg.warn(fmt.Sprintf("%d probes run in %d programs: probes on one attach point share one", probes, programs))
+		}
+		p.cfg.warn(fmt.Sprintf("loaded and attached in %v", time.Since(started).Round(time.Millisecond)))
+	}
+	return sess, nil
+}
+
+// Close saves the names the check looked up in the whole BTF to the
+// kernel's BTF cache: at the end, so that tracing starts no later.
+func (p *Plan) Close() {
+	p.types.save()
+}
