@@ -61,7 +61,12 @@ func newTimeline(boot time.Time, json bool) *timeline { return &timeline{boot: b
 func (tl *timeline) add(p *printer, ev *codegen.Event, b []byte) {
 	u := func(off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
 	skb, now := u(codegen.PrintSkb), u(codegen.PrintTime)
-	blk := tl.open.get(skb, ev.Frame && !ev.Return, func() *tlBlock {
+	name := p.where(ev, b)
+	// A freed skb's block takes what else frees it (kfree_skb's reason);
+	// another hop at its address is a new packet's, as an XDP program's
+	// entry is a new frame's.
+	fresh := ev.Frame && !ev.Return || !ev.Frame && !slices.Contains(freeFuncs, name)
+	blk := tl.open.get(skb, fresh, func() *tlBlock {
 		blk := &tlBlock{first: now, frame: ev.Frame}
 		if tl.json {
 			return blk
@@ -78,7 +83,6 @@ func (tl *timeline) add(p *printer, ev *codegen.Event, b []byte) {
 		return blk
 	})
 	blk.seen = time.Now()
-	name := p.where(ev, b)
 	if tl.json {
 		blk.addJSON(p, name, ev, b)
 	} else {

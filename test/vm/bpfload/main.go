@@ -7,6 +7,12 @@
 //	                            direct-action filter: NAME drops UDP to PORT
 //	bpfload xdp DEV PORT NAME   NAME as DEV's XDP program (generic mode)
 //	bpfload clear DEV           remove both
+//	bpfload cgroup ingress|egress PORT NAME
+//	                            NAME, a cgroup_skb program that drops UDP to
+//	                            PORT, on the root cgroup's ingress or egress
+//	                            (cgroup2 mounted at /sys/fs/cgroup first
+//	                            where it is not)
+//	bpfload cgroup clear        detach the root cgroup's skbt* programs
 //
 // The programs are attached through rtnetlink, which holds them after the
 // command exits, on every kernel (tcx links need 6.6, and would need pins).
@@ -20,6 +26,7 @@ import (
 	"strconv"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 
 	"github.com/skbtrace/skbtrace/internal/bpfprogtest"
@@ -42,7 +49,10 @@ func main() {
 
 func run(args []string) error {
 	if len(args) < 2 {
-		return fmt.Errorf("usage: bpfload tc|xdp DEV PORT NAME, or bpfload clear DEV")
+		return fmt.Errorf("usage: bpfload tc|xdp DEV PORT NAME, bpfload clear DEV, or bpfload cgroup ingress|egress|clear [PORT NAME]")
+	}
+	if args[0] == "cgroup" {
+		return cgroup(args[1:])
 	}
 	ifi, err := net.InterfaceByName(args[1])
 	if err != nil {
@@ -169,4 +179,66 @@ func rtnl(typ, flags int, hdr []byte, attrs []byte) error {
 			b = b[(l+3)&^3:]
 		}
 	}
+}
+
+// cgroupRoot is where the guest's cgroup2 hierarchy is mounted.
+const cgroupRoot = "/sys/fs/cgroup"
+
+// cgroup attaches a cgroup_skb program to the root cgroup, or detaches
+// the skbt* ones. BPF_PROG_ATTACH (not a link) holds the program after
+// the command exits; BPF_F_ALLOW_MULTI lets others stay.
+func cgroup(args []string) error {
+	if _, err := os.Stat(cgroupRoot + "/cgroup.controllers"); err != nil {
+		if err := unix.Mount("none", cgroupRoot, "cgroup2", 0, ""); err != nil {
+			return fmt.Errorf("mount cgroup2 on %s: %w", cgroupRoot, err)
+		}
+	}
+	dir, err := os.Open(cgroupRoot)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	if args[0] == "clear" {
+		for _, at := range []ebpf.AttachType{ebpf.AttachCGroupInetIngress, ebpf.AttachCGroupInetEgress} {
+			res, err := link.QueryPrograms(link.QueryOptions{Target: int(dir.Fd()), Attach: at})
+			if err != nil {
+				return fmt.Errorf("query %s: %w", cgroupRoot, err)
+			}
+			for _, ap := range res.Programs {
+				prog, err := ebpf.NewProgramFromID(ap.ID)
+				if err != nil {
+					continue
+				}
+				info, err := prog.Info()
+				if err == nil && len(info.Name) >= 4 && info.Name[:4] == "skbt" {
+					err = link.RawDetachProgram(link.RawDetachProgramOptions{Target: int(dir.Fd()), Program: prog, Attach: at})
+				}
+				prog.Close()
+				if err != nil {
+					return fmt.Errorf("detach program %d: %w", ap.ID, err)
+				}
+			}
+		}
+		return nil
+	}
+	if len(args) != 3 {
+		return fmt.Errorf("usage: bpfload cgroup ingress|egress PORT NAME")
+	}
+	at := map[string]ebpf.AttachType{"ingress": ebpf.AttachCGroupInetIngress, "egress": ebpf.AttachCGroupInetEgress}[args[0]]
+	if at == 0 && args[0] != "ingress" {
+		return fmt.Errorf("cgroup %q: ingress or egress", args[0])
+	}
+	port, err := strconv.ParseUint(args[1], 10, 16)
+	if err != nil {
+		return fmt.Errorf("port %q: %w", args[1], err)
+	}
+	prog, err := ebpf.NewProgram(bpfprogtest.CgroupSkbDropPort(args[2], uint16(port)))
+	if err != nil {
+		return fmt.Errorf("load %s: %w", args[2], err)
+	}
+	defer prog.Close()
+	if err := link.RawAttachProgram(link.RawAttachProgramOptions{Target: int(dir.Fd()), Program: prog, Attach: at, Flags: unix.BPF_F_ALLOW_MULTI}); err != nil {
+		return fmt.Errorf("attach %s to %s %s: %w", args[2], cgroupRoot, args[0], err)
+	}
+	return nil
 }
