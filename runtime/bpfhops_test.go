@@ -117,3 +117,20 @@ func TestGraphBPFHops(t *testing.T) {
 		t.Errorf("blocks:\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestGraphJSONBPFHops: with -f json a frame's block says "frame":true, an
+// skb's does not, and the tc program's call has its verdict by name.
+func TestGraphJSONBPFHops(t *testing.T) {
+	events := hopEvents()
+	p := newPrinter(nil, events, newFormatter(), true)
+	gr := newGraph(p.boot, true)
+	gr.add(p, events[3], hopRecord(events[3], 0xf00, 1_000_000, 0, 49))
+	gr.add(p, events[4], hopRecord(events[4], 0xf00, 1_001_000, 1, 49))
+	gr.add(p, events[0], hopRecord(events[0], 0xa00, 2_000_000, 0, 49))
+	gr.add(p, events[1], hopRecord(events[1], 0xa00, 2_002_000, 2, 49))
+	lines := strings.Split(strings.TrimSuffix(string(gr.flush(nil, time.Time{}, true)), "\n"), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"frame":true,"skb":"0xf00"`) || !strings.Contains(lines[0], `"XDP_DROP"`) ||
+		strings.Contains(lines[1], `"frame"`) || !strings.Contains(lines[1], `"TC_ACT_SHOT"`) {
+		t.Errorf("JSON blocks:\n%s", strings.Join(lines, "\n"))
+	}
+}
