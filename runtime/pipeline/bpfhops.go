@@ -104,5 +104,5 @@ func (h Hops) probes(pred, xdpPred, entry, ret, xdpEntry, xdpRet string) string 
 	return b.String()
 }
 
-// any reports whether some program type is a hop.
-func (h Hops) any() bool { return h.TC || h.XDP }
+// on reports whether some program type is a hop.
+func (h Hops) on() bool { return h.TC || h.XDP }

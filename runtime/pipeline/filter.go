@@ -43,7 +43,7 @@ func FilterScript(filter string, write bool, h Hops) *lang.Source {
 	}
 	pred := " /pcap(" + Quote(filter) + ")/"
 	text := "skb:*" + pred + " { " + body + " }\n"
-	if h.any() {
+	if h.on() {
 		text = hopConfig + text + h.probes(pred, pred, body, ret, xdpLine, xdpRetLine)
 	}
 	return &lang.Source{Name: "--filter", Text: text}
@@ -67,7 +67,7 @@ func TimelineScript(filter string, h Hops) *lang.Source {
 	pred := " /pcap(" + Quote(filter) + ")/"
 	text := "skb:*" + pred + " { track(); print(dev, netns, len) }\n" +
 		"tracepoint:skb:kfree_skb" + pred + " { print(reason, ksym(location)) }\n"
-	if h.any() {
+	if h.on() {
 		text = hopConfig + text + h.probes(pred, pred, "print(dev, netns, len)", "print(retval, dev, netns, len)", "print(dev, len)", "print(retval, dev, len)")
 	}
 	return &lang.Source{Name: "--timeline", Text: text}

@@ -60,7 +60,7 @@ func GraphScript(sel, filter string, hopsFor func() Hops) (*lang.Source, error) 
 	text := strings.Join(entries, ", ") + pred + " { track(); print(skb) }\n" +
 		strings.Join(returns, ", ") + " /0/ { print(retval, duration) }\n"
 	if all {
-		if h := hopsFor(); h.any() {
+		if h := hopsFor(); h.on() {
 			text = hopConfig + text + h.probes(pred, xdpPred, "print(skb)", "print(retval)", xdpEntry, "print(retval)")
 		}
 	}
