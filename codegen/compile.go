@@ -562,12 +562,7 @@ func compileProbeWith(give int, info *check.Info, ms *mapSet, out *Output, p *la
 		// Before the first statement that reads one, not before the body:
 		// the verifier follows each way the scan can end through the code
 		// after it, so the statements before are walked once.
-		for _, st := range p.Body.Stmts {
-			if g.usesKind(st, stdlib.SrcNetfilter) {
-				g.nfAt = st
-				break
-			}
-		}
+		g.nfAt = g.nfPlace(p.Body.Stmts)
 	}
 	if err := g.block(p.Body); err != nil {
 		return nil, err
