@@ -371,3 +371,19 @@ func skipReason(b Backend, err error) string {
 	}
 	return msg
 }
+
+// retClasses are the return classes of the functions skbret: probes
+// attach to, by name: a retval whose functions return different types
+// (types.FmtRet) is printed as its own function returns it.
+func retClasses(fa *FuncAttach) map[string]codegen.RetClass {
+	if fa == nil || len(fa.Ret) == 0 {
+		return nil
+	}
+	out := map[string]codegen.RetClass{}
+	for _, fns := range fa.Ret {
+		for _, f := range fns {
+			out[f.Name] = codegen.RetClass(f.Ret)
+		}
+	}
+	return out
+}

@@ -3,52 +3,16 @@ package runtime
 import (
 	"errors"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/cilium/ebpf/link"
 
-	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
 // BPFPollInterval is how often a session whose bpf: probes take programs
 // loaded while tracing lists the loaded programs.
 const BPFPollInterval = time.Second
-
-// lateEvents hands the events of programs compiled while tracing to the
-// printer, which takes them when it reads a record of one: they are added
-// before the program is attached, so before any of its records.
-type lateEvents struct {
-	mu     sync.Mutex
-	events []*codegen.Event
-	names  []string
-}
-
-func (l *lateEvents) add(late *codegen.Late) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.events = append(l.events, late.Events...)
-	l.names = late.ProbeNames
-}
-
-// takeLate adds the events handed over since the last call, and the probe
-// names they index.
-func (p *printer) takeLate() {
-	if p.late == nil {
-		return
-	}
-	p.late.mu.Lock()
-	events, names := p.late.events, p.late.names
-	p.late.events = nil
-	p.late.mu.Unlock()
-	for _, ev := range events {
-		p.addEvent(ev)
-	}
-	if names != nil {
-		p.fmt.probeNames = names
-	}
-}
 
 // watchBPF lists the loaded packet programs every BPFPollInterval until
 // Detach, and attaches the script's bpf: and bpfret: probes to each one
@@ -97,7 +61,7 @@ func (s *Session) attachLate(bp kernel.PacketProg) (refused bool) {
 	if len(late.Programs) == 0 {
 		return false
 	}
-	s.lateEv.add(late)
+	s.lateEv.Add(late)
 	var links []link.Link
 	for _, p := range late.Programs {
 		l, err := s.attachBPFProg(p)

@@ -1,5 +1,6 @@
-// Package runtime loads compiled scripts into the kernel, attaches them, and
-// formats what they report.
+// Package runtime loads compiled scripts into the kernel, attaches them,
+// reads their event records and maps and hands them to runtime/output,
+// which prints them.
 package runtime
 
 import (

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/runtime/output"
 )
 
 // MapEntry is one element of a script's map as ReadMap reads it, its key
@@ -56,18 +57,18 @@ func (s *Session) ReadMap(l *codegen.MapLayout) ([]MapEntry, error) {
 	}
 	out := make([]MapEntry, 0, len(entries))
 	for _, e := range entries {
-		if unset(l)(e) {
+		if output.Unset(l)(e) {
 			continue
 		}
-		me := MapEntry{Keys: e.keys, Key: e.key, Value: e.value.n, Bucket: e.bucket}
+		me := MapEntry{Keys: e.Keys, Key: e.Key, Value: e.Value.N, Bucket: e.Bucket}
 		switch l.Kind {
 		case codegen.MapAvg, codegen.MapStats:
-			me.Count, me.Sum = e.value.cnt, e.value.sum
+			me.Count, me.Sum = e.Value.Cnt, e.Value.Sum
 		case codegen.MapValue:
-			if !inRegister(l.Value) {
+			if !output.InRegister(l.Value) {
 				me.Value = 0
 			}
-			me.Text = s.fmt.value(l.Value, e.raw)
+			me.Text = s.fmt.Value(l.Value, e.Raw)
 		}
 		out = append(out, me)
 	}

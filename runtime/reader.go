@@ -8,19 +8,15 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/perf"
 	"github.com/cilium/ebpf/ringbuf"
+
+	"github.com/skbtrace/skbtrace/runtime/output"
 )
 
 // eventReader reads records from the ring buffer or, on kernels without
 // one, the perf event array.
 type eventReader interface {
-	// next returns the next record; done reports a flush or close.
-	next() (rec []byte, done bool, err error)
-	// pending reports whether next has a record without waiting; the
-	// printer writes its output out before next waits.
-	pending() bool
-	// setDeadline makes next return os.ErrDeadlineExceeded at t (zero:
-	// never).
-	setDeadline(t time.Time)
+	// Next, Pending and SetDeadline are what the printer reads.
+	output.Reader
 	Flush() error
 	Close() error
 }
@@ -45,7 +41,7 @@ type ringReader struct {
 	rec ringbuf.Record
 }
 
-func (r *ringReader) next() ([]byte, bool, error) {
+func (r *ringReader) Next() ([]byte, bool, error) {
 	if err := r.rd.ReadInto(&r.rec); err != nil {
 		if errors.Is(err, ringbuf.ErrFlushed) || errors.Is(err, ringbuf.ErrClosed) {
 			return nil, true, nil
@@ -63,7 +59,7 @@ type perfReader struct {
 	rec perf.Record
 }
 
-func (r *perfReader) next() ([]byte, bool, error) {
+func (r *perfReader) Next() ([]byte, bool, error) {
 	for {
 		if err := r.rd.ReadInto(&r.rec); err != nil {
 			if errors.Is(err, perf.ErrFlushed) || errors.Is(err, perf.ErrClosed) {
@@ -84,11 +80,11 @@ func (r *perfReader) next() ([]byte, bool, error) {
 func (r *perfReader) Flush() error { return r.rd.Flush() }
 func (r *perfReader) Close() error { return r.rd.Close() }
 
-func (r *ringReader) pending() bool { return r.rd.AvailableBytes() > 0 }
+func (r *ringReader) Pending() bool { return r.rd.AvailableBytes() > 0 }
 
-func (r *ringReader) setDeadline(t time.Time) { r.rd.SetDeadline(t) }
-func (r *perfReader) setDeadline(t time.Time) { r.rd.SetDeadline(t) }
+func (r *ringReader) SetDeadline(t time.Time) { r.rd.SetDeadline(t) }
+func (r *perfReader) SetDeadline(t time.Time) { r.rd.SetDeadline(t) }
 
 // pending is whether the CPU buffer last read has more: when it has not,
 // the printer writes out, once per CPU buffer drained at worst.
-func (r *perfReader) pending() bool { return r.rec.Remaining > 0 }
+func (r *perfReader) Pending() bool { return r.rec.Remaining > 0 }

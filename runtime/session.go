@@ -17,6 +17,7 @@ import (
 
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
+	"github.com/skbtrace/skbtrace/runtime/output"
 )
 
 // Session is a loaded, attached script.
@@ -26,14 +27,14 @@ type Session struct {
 	links []link.Link
 	// profiles are the profile probes' perf events.
 	profiles []*profileEvents
-	fmt      *formatter
+	// fmt formats values: the printer's, and map keys read for metrics.
+	fmt *output.Values
+	// pr prints the records and the maps in the chosen format.
+	pr *output.Printer
 	// events reads the ring buffer; done reports the reader's end.
 	events eventReader
 	done   chan error
-	json   bool
-	// bpftrace is Options.Bpftrace.
-	bpftrace bool
-	w        io.Writer
+	w      io.Writer
 	// exited is closed when a program calls exit().
 	exited   chan struct{}
 	exitOnce sync.Once
@@ -53,7 +54,7 @@ type Session struct {
 	// lateEv hands the printer the events of bpf: programs attached
 	// while tracing (bpfwatch.go); bpfKnown, where bpf: probes take
 	// them, are the programs loaded before.
-	lateEv   *lateEvents
+	lateEv   *output.Late
 	bpfKnown map[uint32]bool
 }
 
@@ -82,12 +83,15 @@ func (s *Session) control(ev *codegen.Event) error {
 	case codegen.EventExit:
 		s.exitOnce.Do(func() { close(s.exited) })
 	case codegen.EventPrintMap:
-		view := mapView{top: ev.Top, div: ev.Div}
-		if s.bpftrace && !s.json {
-			return s.printMapBpftrace(s.w, ev.Map, view)
+		l := s.out.Layout(ev.Map)
+		if l == nil {
+			return nil
 		}
-		_, err := s.printMap(s.w, ev.Map, true, view)
-		return err
+		m, err := s.mapData(l)
+		if err != nil {
+			return err
+		}
+		return s.pr.Map(s.w, m, output.View{Top: ev.Top, Div: ev.Div})
 	case codegen.EventClearMap, codegen.EventZeroMap:
 		return s.clearMap(ev.Map, ev.Kind == codegen.EventZeroMap)
 	}
@@ -104,14 +108,12 @@ func runProgram(p *ebpf.Program) error {
 
 // Options configure a session.
 type Options struct {
-	// JSON prints every event and map as one JSON object a line.
-	JSON bool
-	// Timeline groups print's events per packet: one block per skb, its
-	// hops in order, printed when it is freed or goes quiet.
-	Timeline bool
-	// Graph nests print's events per skb and CPU: the entries of skb:
-	// probes and the returns of skbret: probes, as a call graph.
-	Graph bool
+	// Format names the output format (output.Formats: text, json,
+	// bpftrace, timeline, timeline-json, graph, graph-json); "": text.
+	Format string
+	// DecimalOffsets prints stack frames as bpftrace does (sym+144), for
+	// a script written for bpftrace.
+	DecimalOffsets bool
 	// Verbose keeps the kernel's whole verifier log in errors.
 	Verbose bool
 	// Warn receives what the session could not do but went on without,
@@ -120,9 +122,6 @@ type Options struct {
 	// Funcs says how skb: programs attach to kernel functions, when a
 	// function backend is in use.
 	Funcs *FuncAttach
-	// Bpftrace prints maps and stacks in bpftrace's layout, for a script
-	// written for bpftrace.
-	Bpftrace bool
 	// Capture receives capture()'s frames as pcapng, Snaplen (the
 	// codegen option's) bytes at most each.
 	Capture io.Writer
@@ -153,14 +152,21 @@ func Start(out *codegen.Output, w io.Writer, opts Options) (_ *Session, err erro
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{out: out, coll: coll, fmt: newFormatter(), json: opts.JSON, w: w, bpftrace: opts.Bpftrace,
-		exited: make(chan struct{}), stopTimers: make(chan struct{}), verbose: opts.Verbose, warn: opts.Warn, lateEv: &lateEvents{}}
+	s := &Session{out: out, coll: coll, fmt: output.NewValues(), w: w,
+		exited: make(chan struct{}), stopTimers: make(chan struct{}), verbose: opts.Verbose, warn: opts.Warn, lateEv: &output.Late{}}
 	if s.warn == nil {
 		s.warn = func(string, ...any) {}
 	}
-	s.fmt.probeNames = out.ProbeNames
-	if opts.Bpftrace {
-		s.fmt.offsetBase = 10
+	s.fmt.SetProbeNames(out.ProbeNames)
+	if opts.DecimalOffsets {
+		s.fmt.DecimalOffsets()
+	}
+	s.pr, err = output.New(w, out.Events, output.Config{Format: opts.Format, Values: s.fmt, Control: s.control,
+		Records: &s.records, Rets: retClasses(opts.Funcs), Warn: s.warn, Late: s.lateEv,
+		Capture: opts.Capture, Snaplen: opts.Snaplen})
+	if err != nil {
+		s.Close()
+		return nil, err
 	}
 	if m := coll.Maps[codegen.EventsMap]; m != nil {
 		rd, err := newEventReader(m, out.PerfBytes)
@@ -169,27 +175,9 @@ func Start(out *codegen.Output, w io.Writer, opts Options) (_ *Session, err erro
 			return nil, err
 		}
 		s.events, s.done = rd, make(chan error, 1)
-		pr := newPrinter(w, out.Events, s.fmt, opts.JSON)
-		pr.control = s.control
-		pr.rets = retClasses(opts.Funcs)
-		pr.warn = s.warn
-		pr.records = &s.records
-		pr.late = s.lateEv
-		if opts.Capture != nil {
-			if pr.pcap, err = newPcapngWriter(opts.Capture, opts.Snaplen, s.fmt.boot); err != nil {
-				s.Close()
-				return nil, fmt.Errorf("write the pcapng header: %w", err)
-			}
-		}
-		switch {
-		case opts.Graph:
-			pr.group = newGraph(pr.boot, opts.JSON)
-		case opts.Timeline:
-			pr.group = newTimeline(pr.boot, opts.JSON)
-		}
-		go func() { s.done <- pr.readEvents(rd) }()
+		go func() { s.done <- s.pr.Read(rd) }()
 	}
-	s.fmt.stacks = coll.Maps[codegen.StackMap]
+	s.fmt.SetStacks(coll.Maps[codegen.StackMap])
 	if m := coll.Maps[codegen.StartMap]; m != nil {
 		if err := m.Put(uint32(0), monotonicNow()); err != nil {
 			s.Close()

@@ -137,7 +137,14 @@ func trace(o options, plan *pipeline.Plan, attached func(), stdout, stderr io.Wr
 	if bt && o.format != "json" {
 		fmt.Fprintf(w, "Attaching %d %s...\n", plan.Probes(nil), plural(plan.Probes(nil), "probe"))
 	}
-	sess, err := plan.Start(w, runtime.Options{JSON: o.format == "json", Timeline: o.timeline, Graph: o.graph, Verbose: o.verbose, Bpftrace: bt, Capture: capture})
+	format := o.format // the name of runtime/output's format: text, json, bpftrace, timeline[-json], graph[-json]
+	switch {
+	case o.graph, o.timeline:
+		format = strings.TrimSuffix(map[bool]string{true: "graph", false: "timeline"}[o.graph]+"-"+o.format, "-text")
+	case bt && format == "text":
+		format = "bpftrace"
+	}
+	sess, err := plan.Start(w, runtime.Options{Format: format, DecimalOffsets: bt, Verbose: o.verbose, Capture: capture})
 	if err != nil {
 		return report(stderr, err)
 	}

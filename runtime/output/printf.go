@@ -1,0 +1,51 @@
+package output
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/skbtrace/skbtrace/codegen"
+)
+
+// printf appends a printf record's text.
+func (p *Printer) printf(dst []byte, ev *codegen.Event, b []byte) []byte {
+	i := 0
+	for _, v := range p.verbs[ev] {
+		dst = append(dst, v.text...)
+		if v.conv == 0 || i >= len(ev.Args) {
+			continue
+		}
+		a := ev.Args[i]
+		i++
+		raw := b[a.Offset : a.Offset+a.Size]
+		switch v.conv {
+		case 'T':
+			dst = appendStrftime(dst, v.flags, p.boot.Add(time.Duration(binary.LittleEndian.Uint64(raw))))
+		case 's':
+			start := len(dst)
+			dst = p.fmt.appendValue(dst, a.Type, raw)
+			dst = v.pad(dst, start)
+		case 'r':
+			start := len(dst)
+			dst = appendRaw(dst, raw, v.raw)
+			dst = v.pad(dst, start)
+		case 'p':
+			start := len(dst)
+			dst = strconv.AppendUint(append(dst, "0x"...), binary.LittleEndian.Uint64(raw), 16)
+			dst = v.pad(dst, start)
+		case 'c':
+			if v.slow {
+				dst = fmt.Appendf(dst, "%"+v.flags+"c", rune(raw[0]))
+				break
+			}
+			start := len(dst)
+			dst = append(dst, string(rune(raw[0]))...)
+			dst = v.pad(dst, start)
+		default:
+			dst = v.appendInt(dst, binary.LittleEndian.Uint64(raw), v.conv == 'd' && a.Type.Signed)
+		}
+	}
+	return dst
+}

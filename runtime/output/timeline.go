@@ -1,0 +1,105 @@
+package output
+
+import (
+	"encoding/binary"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/skbtrace/skbtrace/codegen"
+)
+
+// freeFuncs end an skb's life: a hop here closes its block.
+var freeFuncs = []string{"kfree_skb", "consume_skb", "kfree_skbmem", "__kfree_skb", "sk_skb_reason_drop", "kfree_skb_reason", "skb_release_all"}
+
+// timeline groups print records per packet, by skb address: one block each,
+// its hops in order with the time since the first, printed when the skb is
+// freed (what comes in the same batch of records, such as the drop's
+// reason from another probe on kfree_skb, still joins it) or after
+// TimelineQuiet without a hop. An XDP program's hops, before there is an
+// skb, are a frame's block, by its xdp_buff, ended by the program's
+// verdict.
+//
+// With -f json a block is one JSON object (timelinejson.go).
+type timeline struct {
+	open openBlocks[uint64, *tlBlock]
+	json bool
+	// boot is the wall-clock time of monotonic zero.
+	boot time.Time
+}
+
+type tlBlock struct {
+	first uint64    // monotonic ns of the first hop
+	seen  time.Time // when the last hop was read
+	// lines are the block's text; with JSON, its hops' objects, each
+	// after a comma.
+	lines []byte
+	// drop is, with JSON, the object of the last hop with a reason.
+	drop   []byte
+	closed bool
+	// frame: the block is an XDP frame's, keyed by its xdp_buff.
+	frame bool
+}
+
+func newTimeline(boot time.Time, json bool) *timeline { return &timeline{boot: boot, json: json} }
+
+// add appends a print record as a hop of its skb's block.
+func (tl *timeline) add(p *Printer, ev *codegen.Event, b []byte) {
+	u := func(off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
+	skb, now := u(codegen.PrintSkb), u(codegen.PrintTime)
+	name := p.where(ev, b)
+	// A freed skb's block takes what else frees it (kfree_skb's reason);
+	// another hop at its address is a new packet's, as an XDP program's
+	// entry is a new frame's.
+	fresh := ev.Frame && !ev.Return || !ev.Frame && !slices.Contains(freeFuncs, name)
+	blk := tl.open.get(skb, fresh, func() *tlBlock {
+		blk := &tlBlock{first: now, frame: ev.Frame}
+		if tl.json {
+			return blk
+		}
+		if ev.Frame {
+			blk.lines = append(blk.lines, "frame 0x"...)
+		} else {
+			blk.lines = append(blk.lines, "skb 0x"...)
+		}
+		blk.lines = strconv.AppendUint(blk.lines, skb, 16)
+		blk.lines = append(blk.lines, " at "...)
+		blk.lines = p.boot.Add(time.Duration(now)).AppendFormat(blk.lines, "15:04:05.000000")
+		blk.lines = append(blk.lines, '\n')
+		return blk
+	})
+	blk.seen = time.Now()
+	if tl.json {
+		blk.addJSON(p, name, ev, b)
+	} else {
+		d := blk.lines
+		d = append(d, "  +"...)
+		d = appendPadded(d, strconv.AppendFloat(p.scratch[:0], float64(now-blk.first)/1e3, 'f', 3, 64), 10, false, ' ')
+		d = append(d, "us  "...)
+		blk.lines = p.appendHop(d, name, ev, b)
+	}
+	if slices.Contains(freeFuncs, name) || ev.Frame && ev.Return {
+		// An XDP program's verdict ends its frame: dropped, sent, or
+		// passed on as an skb (another block).
+		blk.closed = true
+	}
+}
+
+// flush appends to dst the blocks that are done: freed, quiet since
+// before quietSince, or all of them.
+func (tl *timeline) flush(dst []byte, quietSince time.Time, all bool) []byte {
+	return tl.open.flush(dst, quietSince, all, func(dst []byte, skb uint64, blk *tlBlock) []byte {
+		if tl.json {
+			return blk.appendJSON(dst, skb, tl.boot)
+		}
+		return append(append(dst, blk.lines...), '\n')
+	})
+}
+
+// deadline is when the oldest open block goes quiet, zero without one.
+func (tl *timeline) deadline() time.Time { return tl.open.deadline() }
+
+func (blk *tlBlock) lastSeen() time.Time { return blk.seen }
+
+// complete: the skb was freed.
+func (blk *tlBlock) complete() bool { return blk.closed }
