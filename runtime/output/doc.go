@@ -31,7 +31,7 @@
 // through the session, whose keys and values come from Values here, and
 // prints nothing.
 //
-// Output imports codegen, lang/types, stdlib and runtime/kernel (kallsyms
-// for stack frames and function names), never the session, the checker
-// or the AST.
+// Output imports codegen, lang/types, stdlib, runtime/kernel (kallsyms
+// for stack frames and function names) and internal/userbin (usym's
+// symbols), never the session, the checker or the AST.
 package output
