@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/lang/types"
+	"github.com/skbtrace/skbtrace/stdlib"
 )
 
 // probeContext works out what each spec of a probe provides and intersects
@@ -298,6 +300,16 @@ func (c *checker) namedTracepointProto(name string, proto *btf.FuncProto) *btf.F
 		if sameParamTypes(p, proto) {
 			return plainNames(p)
 		}
+	}
+	// No such function in this BTF (5.10's pahole left the notrace
+	// functions out): the packet tracepoints' names from their TP_PROTO.
+	if names := stdlib.TracepointArgs(name, len(proto.Params)-1); names != nil {
+		cp := *proto
+		cp.Params = slices.Clone(proto.Params)
+		for i, n := range names {
+			cp.Params[i+1].Name = n
+		}
+		return &cp
 	}
 	return proto
 }
