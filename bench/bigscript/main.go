@@ -25,8 +25,8 @@ import (
 
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/lang"
-	"github.com/skbtrace/skbtrace/runtime"
 	"github.com/skbtrace/skbtrace/runtime/pipeline"
+	"github.com/skbtrace/skbtrace/runtime/session"
 )
 
 func main() {
@@ -84,7 +84,7 @@ func main() {
 	loaded := ""
 	if *load {
 		start := time.Now()
-		coll, err := runtime.Load(out, false)
+		coll, err := session.Load(out, false)
 		if err != nil {
 			fail(err)
 		}

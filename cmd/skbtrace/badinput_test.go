@@ -11,8 +11,8 @@ import (
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/internal/golden"
 	"github.com/skbtrace/skbtrace/lang"
-	"github.com/skbtrace/skbtrace/runtime"
 	"github.com/skbtrace/skbtrace/runtime/pipeline"
+	"github.com/skbtrace/skbtrace/runtime/session"
 )
 
 // corpusArgs reads a script's positional arguments from a first line
@@ -42,7 +42,7 @@ func prepareCorpus(t *testing.T, file string) error {
 		return err
 	}
 	out := plan.Output
-	coll, err := runtime.Load(out, false)
+	coll, err := session.Load(out, false)
 	if err != nil {
 		return err
 	}

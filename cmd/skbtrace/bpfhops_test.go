@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/skbtrace/skbtrace/internal/bpfprogtest"
-	"github.com/skbtrace/skbtrace/runtime"
+	"github.com/skbtrace/skbtrace/runtime/session"
 )
 
 // TestBPFHopsNote checks --filter on a kernel that refuses fentry on BPF
@@ -14,7 +14,7 @@ import (
 // stderr names it and says why it is not a hop, and the trace goes on
 // (exit 0); --bpf-hops=false says nothing of it.
 func TestBPFHopsNote(t *testing.T) {
-	if err := runtime.ProbeBPFTrace(); err == nil {
+	if err := session.ProbeBPFTrace(); err == nil {
 		t.Skip("fentry on BPF programs works here: the VM suite's bpf-hops cases cover it")
 	}
 	name := testProgName("hopn")
@@ -41,7 +41,7 @@ func TestBPFHopsNote(t *testing.T) {
 // probe is skipped with one line that names the program and why, and the
 // tool traces on (exit 0).
 func TestWhydropRefusedPrograms(t *testing.T) {
-	if err := runtime.ProbeBPFTrace(); err == nil {
+	if err := session.ProbeBPFTrace(); err == nil {
 		t.Skip("fentry on BPF programs works here: the VM suite's bpf-whydrop cases cover it")
 	}
 	name := testProgName("wdrop")

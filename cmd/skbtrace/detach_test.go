@@ -10,7 +10,7 @@ import (
 
 	"github.com/cilium/ebpf"
 
-	"github.com/skbtrace/skbtrace/runtime"
+	"github.com/skbtrace/skbtrace/runtime/session"
 )
 
 // TestDetachInBackground: a session on every syscall-entry tracepoint (360
@@ -21,13 +21,13 @@ func TestDetachInBackground(t *testing.T) {
 	if _, err := os.Stat("/sys/kernel/tracing/events/syscalls"); err != nil {
 		t.Skipf("no syscall tracepoints (CONFIG_FTRACE_SYSCALLS off): %v", err)
 	}
-	t.Setenv(runtime.DetachEnv, "")
+	t.Setenv(session.DetachEnv, "")
 	before := countPrograms()
 	code, out, errs := runCLI(t, "-v", "-e", "tracepoint:syscalls:sys_enter_* { @ = count() }", "-c", "true")
 	if code != 0 || !regexp.MustCompile(`^@: \d+\n$`).MatchString(out) {
 		t.Fatalf("exit %d, stdout %q, want the count:\n%s", code, out, errs)
 	}
-	m := regexp.MustCompile(`detaching (\d+) links in the background \(pid (\d+), ` + runtime.DetachHelperName + `\)`).FindStringSubmatch(errs)
+	m := regexp.MustCompile(`detaching (\d+) links in the background \(pid (\d+), ` + session.DetachHelperName + `\)`).FindStringSubmatch(errs)
 	if m == nil {
 		t.Fatalf("-v does not say the links were handed to a helper:\n%s", errs)
 	}
@@ -38,7 +38,7 @@ func TestDetachInBackground(t *testing.T) {
 	pid := m[2]
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
 		b, err := os.ReadFile("/proc/" + pid + "/cmdline")
-		if argv0, _, _ := strings.Cut(string(b), "\x00"); err != nil || argv0 != runtime.DetachHelperName {
+		if argv0, _, _ := strings.Cut(string(b), "\x00"); err != nil || argv0 != session.DetachHelperName {
 			break // gone (or its pid reused by another process)
 		}
 		if time.Now().After(deadline) {

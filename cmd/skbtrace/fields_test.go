@@ -7,7 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	goruntime "runtime"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -100,7 +100,7 @@ func pushVlan(t *testing.T, ns, dev string, vid int32) {
 	errc := make(chan error, 1)
 	go func() {
 		// The attach happens in ns; the thread is not given back.
-		goruntime.LockOSThread()
+		runtime.LockOSThread()
 		target, err := os.Open("/run/netns/" + ns)
 		if err != nil {
 			errc <- err

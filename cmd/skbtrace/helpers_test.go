@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skbtrace/skbtrace/runtime"
+	"github.com/skbtrace/skbtrace/runtime/session"
 )
 
 // TestMain lets the tests run this binary as a helper process: with
@@ -20,7 +20,7 @@ import (
 // its client, with SKBTRACE_ARGS it runs the CLI (so a test can measure it
 // as a child); started by a session to close its links, it does that.
 func TestMain(m *testing.M) {
-	if runtime.DetachHelper() {
+	if session.DetachHelper() {
 		return
 	}
 	for _, h := range []struct {
@@ -52,7 +52,7 @@ func TestMain(m *testing.M) {
 	// A test's links are closed before the next test starts: a teardown
 	// left to a helper would slow the next test's attaching and detaching
 	// (the kernel serializes them). TestDetachInBackground unsets it.
-	os.Setenv(runtime.DetachEnv, "wait")
+	os.Setenv(session.DetachEnv, "wait")
 	os.Exit(m.Run())
 }
 

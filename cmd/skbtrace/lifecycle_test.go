@@ -8,7 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	goruntime "runtime"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -327,7 +327,7 @@ func TestExitIsPrompt(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	events := strings.Count(out.String(), "event\n")
-	if events < 1 || events > goruntime.NumCPU() || strings.Contains(out.String(), "after\n") || !strings.HasSuffix(out.String(), "END ran\n") {
-		t.Errorf("%d events printed after exit() on %d CPUs; output:\n%s", events, goruntime.NumCPU(), out.String())
+	if events < 1 || events > runtime.NumCPU() || strings.Contains(out.String(), "after\n") || !strings.HasSuffix(out.String(), "END ran\n") {
+		t.Errorf("%d events printed after exit() on %d CPUs; output:\n%s", events, runtime.NumCPU(), out.String())
 	}
 }

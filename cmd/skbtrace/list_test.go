@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skbtrace/skbtrace/runtime"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
 	"github.com/skbtrace/skbtrace/runtime/pipeline"
+	"github.com/skbtrace/skbtrace/runtime/session"
 )
 
 // TestListProbes checks -l and -lv against this kernel: skb: functions by
@@ -147,11 +147,11 @@ func TestListSkbRet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	backend, reasons, err := runtime.ChooseBackend("auto", pipeline.ProbeOn(d))
+	backend, reasons, err := session.ChooseBackend("auto", pipeline.ProbeOn(d))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if backend == runtime.BackendTracepoint {
+	if backend == session.BackendTracepoint {
 		t.Logf("no function backend here: %s", strings.Join(reasons, "; "))
 		if code != 1 || out != "" || !strings.HasPrefix(errs, "skbtrace: skbret:ip_rcv* attaches to nothing on this kernel: no function backend works here (kprobe-multi: ") ||
 			!strings.HasSuffix(errs, ", and tracepoints have no returns (skbtrace -l 'skb:ip_rcv*' lists what skb: attaches to)\n") {

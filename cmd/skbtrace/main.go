@@ -11,10 +11,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/skbtrace/skbtrace/codegen"
-	"github.com/skbtrace/skbtrace/runtime"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
 	"github.com/skbtrace/skbtrace/runtime/metrics"
 	"github.com/skbtrace/skbtrace/runtime/pipeline"
+	"github.com/skbtrace/skbtrace/runtime/session"
 	"github.com/skbtrace/skbtrace/scripts"
 )
 
@@ -57,7 +57,7 @@ type options struct {
 
 func main() {
 	// Started to close a session's links after it ended: that and no more.
-	if runtime.DetachHelper() {
+	if session.DetachHelper() {
 		return
 	}
 	// First, so that a signal during loading and attaching is not lost.
@@ -112,7 +112,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "skbtrace: -f takes text or json, not %q\n", o.format)
 		return 1
 	}
-	if err := runtime.CheckBackendName(o.backend); err != nil {
+	if err := session.CheckBackendName(o.backend); err != nil {
 		return report(stderr, err)
 	}
 	if fs.Changed("command") && strings.TrimSpace(o.command) == "" {

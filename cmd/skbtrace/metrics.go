@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/skbtrace/skbtrace/runtime"
 	"github.com/skbtrace/skbtrace/runtime/metrics"
+	"github.com/skbtrace/skbtrace/runtime/session"
 )
 
 // listenMetrics opens --metrics' address before anything loads, so that a
@@ -22,7 +22,7 @@ func listenMetrics(o options) (*metrics.Server, error) {
 
 // serveMetrics serves the session's maps and counts on srv while tracing.
 // probes is what "tracing N probes" says.
-func serveMetrics(srv *metrics.Server, o options, sess *runtime.Session, probes int, stderr io.Writer) error {
+func serveMetrics(srv *metrics.Server, o options, sess *session.Session, probes int, stderr io.Writer) error {
 	backend := "none"
 	if st := sess.FuncStats(); st != nil {
 		backend = string(st.Backend)

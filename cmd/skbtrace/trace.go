@@ -14,8 +14,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/skbtrace/skbtrace/lang"
-	"github.com/skbtrace/skbtrace/runtime"
 	"github.com/skbtrace/skbtrace/runtime/pipeline"
+	"github.com/skbtrace/skbtrace/runtime/session"
 )
 
 // compileAndRun parses and checks the script, then dumps or runs it.
@@ -144,7 +144,7 @@ func trace(o options, plan *pipeline.Plan, attached func(), stdout, stderr io.Wr
 	case bt && format == "text":
 		format = "bpftrace"
 	}
-	sess, err := plan.Start(w, runtime.Options{Format: format, DecimalOffsets: bt, Verbose: o.verbose, Capture: capture})
+	sess, err := plan.Start(w, session.Options{Format: format, DecimalOffsets: bt, Verbose: o.verbose, Capture: capture})
 	if err != nil {
 		return report(stderr, err)
 	}

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	goruntime "runtime"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -68,7 +68,7 @@ func TestUserToolsLoad(t *testing.T) {
 	} {
 		t.Run(tc.tool, func(t *testing.T) {
 			for _, lib := range tc.libs {
-				if _, err := userbin.Resolve(lib, goruntime.GOARCH); err != nil {
+				if _, err := userbin.Resolve(lib, runtime.GOARCH); err != nil {
 					t.Skipf("%s is not installed here: %v", lib, err)
 				}
 			}
@@ -108,7 +108,7 @@ func TestUserToolsRun(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.tool, func(t *testing.T) {
-			if _, err := userbin.Resolve("libc", goruntime.GOARCH); err != nil {
+			if _, err := userbin.Resolve("libc", runtime.GOARCH); err != nil {
 				t.Skip(err)
 			}
 			code, out, errs := runCLI(t, "-c", tc.command, filepath.Join(userTools, tc.tool+".bt"))

@@ -4,7 +4,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	goruntime "runtime"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -44,7 +44,7 @@ func tcAttach(t *testing.T, ns, dev string, where ebpf.AttachType, insns asm.Ins
 		t.Fatalf("tc program: %v", err)
 	}
 	defer prog.Close()
-	goruntime.LockOSThread()
+	runtime.LockOSThread()
 	orig, err := os.Open("/proc/thread-self/ns/net")
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +67,7 @@ func tcAttach(t *testing.T, ns, dev string, where ebpf.AttachType, insns asm.Ins
 		// The thread stays locked: it ends with the test's goroutine.
 		t.Fatal(err)
 	}
-	goruntime.UnlockOSThread()
+	runtime.UnlockOSThread()
 	if ierr != nil {
 		t.Fatalf("tcx on %s in %s: %v", dev, ns, ierr)
 	}

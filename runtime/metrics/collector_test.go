@@ -16,19 +16,19 @@ import (
 	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/internal/testkit/compiletest"
-	"github.com/skbtrace/skbtrace/runtime"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
 	"github.com/skbtrace/skbtrace/runtime/metrics"
+	"github.com/skbtrace/skbtrace/runtime/session"
 )
 
 // start compiles a script, loads it into the kernel and runs its BEGIN.
-func start(tb testing.TB, text string) *runtime.Session {
+func start(tb testing.TB, text string) *session.Session {
 	tb.Helper()
 	if err := kernel.CheckPrivileges(); err != nil {
 		tb.Skipf("loading programs: %v", err)
 	}
 	_, out := compiletest.Compile(tb, text, check.Options{}, codegen.Options{})
-	sess, err := runtime.Start(out, io.Discard, runtime.Options{})
+	sess, err := session.Start(out, io.Discard, session.Options{})
 	if err != nil {
 		tb.Fatalf("start: %v", err)
 	}

@@ -6,16 +6,16 @@ import (
 
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/lang/types"
-	"github.com/skbtrace/skbtrace/runtime"
+	"github.com/skbtrace/skbtrace/runtime/session"
 )
 
 // sessionSource reads a running session's maps.
 type sessionSource struct {
-	sess *runtime.Session
+	sess *session.Session
 }
 
 // SessionSource is the Source of a running session's maps.
-func SessionSource(sess *runtime.Session) Source { return sessionSource{sess} }
+func SessionSource(sess *session.Session) Source { return sessionSource{sess} }
 
 func (s sessionSource) Maps() []Map {
 	var out []Map

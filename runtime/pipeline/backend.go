@@ -10,15 +10,15 @@ import (
 
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/lang"
-	"github.com/skbtrace/skbtrace/runtime"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
+	"github.com/skbtrace/skbtrace/runtime/session"
 )
 
 // skbBackend decides how skb: probes attach: to the kernel functions that
 // discovery finds, with the backend --backend names or the fastest that
 // works (kprobe-multi, fentry, kprobe); where none works, to every
 // tracepoint that carries an sk_buff, which it says.
-func skbBackend(cfg Config, script *lang.Script, whole func() (*btf.Spec, error)) (codegen.Options, *runtime.FuncAttach, error) {
+func skbBackend(cfg Config, script *lang.Script, whole func() (*btf.Spec, error)) (codegen.Options, *session.FuncAttach, error) {
 	// globs are the skb: patterns, each with where it is first written.
 	globs := map[string]*lang.ProbeSpec{}
 	for _, p := range script.Probes {
@@ -32,7 +32,7 @@ func skbBackend(cfg Config, script *lang.Script, whole func() (*btf.Spec, error)
 		return codegen.Options{}, nil, nil
 	}
 	var disc *kernel.Discovery
-	probe := func(b runtime.Backend) error {
+	probe := func(b session.Backend) error {
 		if disc == nil {
 			d, _, err := kernel.CachedDiscovery(cfg.BTFFile)
 			if err != nil {
@@ -42,14 +42,14 @@ func skbBackend(cfg Config, script *lang.Script, whole func() (*btf.Spec, error)
 		}
 		return ProbeOn(disc)(b)
 	}
-	backend, reasons, err := runtime.ChooseBackend(cfg.Backend, probe)
+	backend, reasons, err := session.ChooseBackend(cfg.Backend, probe)
 	if err != nil {
 		return codegen.Options{}, nil, err
 	}
-	if rets := skbRetSpecs(script); backend == runtime.BackendTracepoint && len(rets) > 0 {
+	if rets := skbRetSpecs(script); backend == session.BackendTracepoint && len(rets) > 0 {
 		return codegen.Options{}, nil, noReturns(script, rets, reasons)
 	}
-	if backend == runtime.BackendTracepoint {
+	if backend == session.BackendTracepoint {
 		spec, err := whole()
 		if err != nil {
 			return codegen.Options{}, nil, err
@@ -57,13 +57,13 @@ func skbBackend(cfg Config, script *lang.Script, whole func() (*btf.Spec, error)
 		return tracepointFallback(cfg, script, globs, reasons, spec)
 	}
 	if cfg.Backend == "auto" || cfg.Backend == "" {
-		cfg.warn(fmt.Sprintf("skb: probes attach with %s (%s)", backend, runtime.AutoWhy(backend, reasons)))
+		cfg.warn(fmt.Sprintf("skb: probes attach with %s (%s)", backend, session.AutoWhy(backend, reasons)))
 	}
 	if cfg.BTFFile == "" && kernel.ModuleBTFMissing() {
 		cfg.warn("this kernel has no BTF for its modules (Linux 5.11 added it): skb: probes cover vmlinux's functions; kprobe:FN still traces a module's function")
 	}
 	opts := codegen.Options{SkbTargets: map[string][]codegen.SkbTarget{}}
-	fa := &runtime.FuncAttach{Backend: backend, Funcs: map[string][]kernel.SkbFunc{}}
+	fa := &session.FuncAttach{Backend: backend, Funcs: map[string][]kernel.SkbFunc{}}
 	for _, g := range slices.Sorted(maps.Keys(globs)) {
 		// A name that matches nothing compiles to no program.
 		fns := disc.Match(g)
@@ -83,12 +83,12 @@ func skbBackend(cfg Config, script *lang.Script, whole func() (*btf.Spec, error)
 // backend: one per function with fentry; with kprobes, one per place of the
 // skb and the drop reason among the arguments, each attached by the runtime
 // to every function whose arguments are so placed.
-func funcTargets(backend runtime.Backend, fns []kernel.SkbFunc) []codegen.SkbTarget {
+func funcTargets(backend session.Backend, fns []kernel.SkbFunc) []codegen.SkbTarget {
 	var tgs []codegen.SkbTarget
 	seen := map[codegen.SkbTarget]bool{}
 	for _, f := range fns {
 		tg := codegen.SkbTarget{SkbArg: f.SkbArg, HasReason: f.ReasonArg >= 0, ReasonArg: max(f.ReasonArg, 0)}
-		if backend == runtime.BackendFentry {
+		if backend == session.BackendFentry {
 			tg.Name, tg.Fentry = f.Name, true
 		} else if seen[tg] {
 			continue
@@ -96,7 +96,7 @@ func funcTargets(backend runtime.Backend, fns []kernel.SkbFunc) []codegen.SkbTar
 		seen[tg] = true
 		tgs = append(tgs, tg)
 	}
-	if backend != runtime.BackendFentry {
+	if backend != session.BackendFentry {
 		slices.SortFunc(tgs, func(a, b codegen.SkbTarget) int {
 			if a.SkbArg != b.SkbArg {
 				return a.SkbArg - b.SkbArg
@@ -140,13 +140,13 @@ func unmatchedSkb(script *lang.Script, matches func(glob string) bool, warn func
 }
 
 // ProbeOn tries a backend on a function of discovery's, as
-// runtime.ChooseBackend asks.
-func ProbeOn(d *kernel.Discovery) func(runtime.Backend) error {
-	return func(b runtime.Backend) error {
+// session.ChooseBackend asks.
+func ProbeOn(d *kernel.Discovery) func(session.Backend) error {
+	return func(b session.Backend) error {
 		if len(d.Funcs) == 0 {
 			return fmt.Errorf("no traceable function takes a struct sk_buff *")
 		}
-		return runtime.ProbeBackend(b, probeTarget(d))
+		return session.ProbeBackend(b, probeTarget(d))
 	}
 }
 
@@ -163,12 +163,12 @@ func probeTarget(d *kernel.Discovery) string {
 
 // tracepointFallback attaches skb: probes to every tracepoint that carries
 // an sk_buff, saying why.
-func tracepointFallback(cfg Config, script *lang.Script, globs map[string]*lang.ProbeSpec, reasons []string, spec *btf.Spec) (codegen.Options, *runtime.FuncAttach, error) {
+func tracepointFallback(cfg Config, script *lang.Script, globs map[string]*lang.ProbeSpec, reasons []string, spec *btf.Spec) (codegen.Options, *session.FuncAttach, error) {
 	names := map[string]bool{}
 	for g := range globs {
 		names[g] = true
 	}
-	targets := runtime.ResolveSkbFallback(spec, names)
+	targets := session.ResolveSkbFallback(spec, names)
 	// A glob that names functions only (skb:ip_rcv*) is skipped here, as
 	// bpftrace skips a probe it cannot attach; one that matches neither a
 	// function nor a tracepoint is a mistake.

@@ -6,8 +6,8 @@ import (
 
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/lang/pcapfilter"
-	"github.com/skbtrace/skbtrace/runtime"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
+	"github.com/skbtrace/skbtrace/runtime/session"
 	"github.com/skbtrace/skbtrace/stdlib"
 )
 
@@ -20,7 +20,7 @@ type Hops struct {
 }
 
 // BPFHops decides the hops: where enabled (--bpf-hops, the default) and
-// fentry on BPF programs works here (runtime.ProbeBPFTrace), tc and XDP
+// fentry on BPF programs works here (session.ProbeBPFTrace), tc and XDP
 // programs, those loaded and those loaded while tracing. Where fentry on
 // programs is refused and tc or XDP programs with BTF are loaded, one line
 // to warn says why they are not hops; where a filter reads what only an
@@ -29,7 +29,7 @@ func BPFHops(enabled bool, filter string, warn func(string)) Hops {
 	if !enabled {
 		return Hops{}
 	}
-	if err := runtime.ProbeBPFTrace(); err != nil {
+	if err := session.ProbeBPFTrace(); err != nil {
 		if names := loadedHopProgs(); len(names) > 0 {
 			warn(fmt.Sprintf("the tc and XDP programs loaded (%s) are not traced as hops: %v", strings.Join(names, ", "), err))
 		}

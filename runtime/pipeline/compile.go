@@ -6,14 +6,14 @@ import (
 	"strings"
 
 	"github.com/skbtrace/skbtrace/codegen"
-	"github.com/skbtrace/skbtrace/runtime"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
+	"github.com/skbtrace/skbtrace/runtime/session"
 )
 
 // compile generates the programs as they will be loaded: skb: globs
 // resolved against this kernel (functions or tracepoints), events to the
 // buffer --events names. What it says along the way goes to Config.Warn.
-func (p *Plan) compile() (*codegen.Output, *runtime.FuncAttach, error) {
+func (p *Plan) compile() (*codegen.Output, *session.FuncAttach, error) {
 	cfg, script, info := p.cfg, p.Script, p.Info
 	opts, funcs, err := skbBackend(cfg, script, p.types.whole)
 	if err == nil {

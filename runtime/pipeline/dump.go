@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/skbtrace/skbtrace/codegen"
-	"github.com/skbtrace/skbtrace/runtime"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
+	"github.com/skbtrace/skbtrace/runtime/session"
 )
 
 // CompileAnyway is Compile for -d: where no backend of this kernel would
@@ -33,10 +33,10 @@ func (p *Plan) CompileAnyway() (notRun, err error) {
 func (p *Plan) Dump(w io.Writer) {
 	out := p.Output
 	verified := map[string]uint32{}
-	if coll, err := runtime.LoadWith(out, p.cfg.Verbose, p.types.typeIDs()); err != nil {
+	if coll, err := session.LoadWith(out, p.cfg.Verbose, p.types.typeIDs()); err != nil {
 		p.cfg.warn(err.Error())
 	} else {
-		verified = runtime.Verified(coll)
+		verified = session.Verified(coll)
 		coll.Close()
 	}
 	for _, p := range out.Programs {

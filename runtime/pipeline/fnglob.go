@@ -5,7 +5,7 @@ import (
 
 	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/lang"
-	"github.com/skbtrace/skbtrace/runtime"
+	"github.com/skbtrace/skbtrace/runtime/session"
 )
 
 // globBackend decides how the globs of function probes (kprobe:tcp_*,
@@ -14,7 +14,7 @@ import (
 // says so), else a kprobe per function; fentry and fexit globs with a
 // program per function. It returns the skb: attachment, made where there
 // was none.
-func globBackend(cfg Config, info *check.Info, fa *runtime.FuncAttach) (*runtime.FuncAttach, error) {
+func globBackend(cfg Config, info *check.Info, fa *session.FuncAttach) (*session.FuncAttach, error) {
 	var kprobe, fentry *check.SpecInfo
 	for _, pi := range info.Probes {
 		for _, si := range pi.Specs {
@@ -33,27 +33,27 @@ func globBackend(cfg Config, info *check.Info, fa *runtime.FuncAttach) (*runtime
 		return fa, nil
 	}
 	if fa == nil {
-		fa = &runtime.FuncAttach{}
+		fa = &session.FuncAttach{}
 	}
 	if fentry != nil {
-		if err := probeSome(runtime.BackendFentry, fentry); err != nil {
+		if err := probeSome(session.BackendFentry, fentry); err != nil {
 			return nil, fmt.Errorf("%s: %w", fentry.Spec.Text, err)
 		}
 	}
 	if kprobe == nil {
 		return fa, nil
 	}
-	switch runtime.Backend(cfg.Backend) {
-	case runtime.BackendKprobeMulti, runtime.BackendKprobe:
-		fa.Kprobe = runtime.Backend(cfg.Backend)
+	switch session.Backend(cfg.Backend) {
+	case session.BackendKprobeMulti, session.BackendKprobe:
+		fa.Kprobe = session.Backend(cfg.Backend)
 		if err := probeSome(fa.Kprobe, kprobe); err != nil {
 			return nil, fmt.Errorf("%s: --backend %s: %w", kprobe.Spec.Text, cfg.Backend, err)
 		}
 		return fa, nil
 	}
-	fa.Kprobe = runtime.BackendKprobeMulti
+	fa.Kprobe = session.BackendKprobeMulti
 	if probeSome(fa.Kprobe, kprobe) != nil {
-		fa.Kprobe = runtime.BackendKprobe
+		fa.Kprobe = session.BackendKprobe
 		if err := probeSome(fa.Kprobe, kprobe); err != nil {
 			return nil, fmt.Errorf("%s: %w", kprobe.Spec.Text, err)
 		}
@@ -65,13 +65,13 @@ func globBackend(cfg Config, info *check.Info, fa *runtime.FuncAttach) (*runtime
 // first functions a glob matches: one function may refuse on its own (too
 // many arguments for a trampoline), which is that function's skip, not the
 // backend's failure.
-func probeSome(b runtime.Backend, si *check.SpecInfo) error {
+func probeSome(b session.Backend, si *check.SpecInfo) error {
 	var first error
 	for i, f := range si.Funcs {
 		if i == 5 {
 			break
 		}
-		err := runtime.ProbeBackend(b, f.Func)
+		err := session.ProbeBackend(b, f.Func)
 		if err == nil {
 			return nil
 		}

@@ -5,8 +5,8 @@ import (
 
 	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/lang"
-	"github.com/skbtrace/skbtrace/runtime"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
+	"github.com/skbtrace/skbtrace/runtime/session"
 )
 
 // kernelTypes is where a script's kernel types come from: this kernel's BTF
@@ -26,7 +26,7 @@ type kernelTypes struct {
 
 // typeIDs gives the kernel's type IDs of the programs' targets, where the
 // BTF cache answered the check: loading them then decodes no BTF.
-func (k *kernelTypes) typeIDs() runtime.KernelTypeIDs {
+func (k *kernelTypes) typeIDs() session.KernelTypeIDs {
 	if k.cached == nil {
 		return nil
 	}

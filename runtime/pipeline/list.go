@@ -8,8 +8,8 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/skbtrace/skbtrace/lang/types"
-	"github.com/skbtrace/skbtrace/runtime"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
+	"github.com/skbtrace/skbtrace/runtime/session"
 )
 
 // List gives -l's listing of a pattern to emit, a line at a time as it
@@ -82,7 +82,7 @@ func (l *lister) list(pattern string) error {
 		if tracepointCategory("kfree_skb") == "*" {
 			l.warn("tracefs is not mounted, so tracepoint categories show as * (a script may write * too); mount -t tracefs nodev /sys/kernel/tracing to see them")
 		}
-		for _, tp := range runtime.ResolveSkbFallback(spec, map[string]bool{"*": true})["*"] {
+		for _, tp := range session.ResolveSkbFallback(spec, map[string]bool{"*": true})["*"] {
 			probe := "tracepoint:" + tracepointCategory(tp.Name) + ":" + tp.Name
 			if !matches(probe, tp.Name) {
 				continue

@@ -8,8 +8,8 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/skbtrace/skbtrace/lang/types"
-	"github.com/skbtrace/skbtrace/runtime"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
+	"github.com/skbtrace/skbtrace/runtime/session"
 )
 
 // listSkbRet lists what skbret:GLOB attaches to: on a function backend,
@@ -68,9 +68,9 @@ func returnType(spec *btf.Spec, f kernel.SkbFunc) string {
 // this kernel, as tracing would choose, and why: --backend tracepoint, or
 // no function backend works. err is a forced function backend's failure.
 func tracepointFallbackWhy(cfg Config, d *kernel.Discovery) (why string, fallback bool, err error) {
-	backend, reasons, err := runtime.ChooseBackend(cfg.Backend, ProbeOn(d))
+	backend, reasons, err := session.ChooseBackend(cfg.Backend, ProbeOn(d))
 	switch {
-	case err != nil || backend != runtime.BackendTracepoint:
+	case err != nil || backend != session.BackendTracepoint:
 		return "", false, err
 	case len(reasons) == 0:
 		return "--backend tracepoint was asked for", true, nil

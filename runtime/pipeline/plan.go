@@ -8,7 +8,7 @@ import (
 	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/lang"
-	"github.com/skbtrace/skbtrace/runtime"
+	"github.com/skbtrace/skbtrace/runtime/session"
 )
 
 // Plan is one script on its way to the kernel: each stage fills in what
@@ -25,7 +25,7 @@ type Plan struct {
 	Output *codegen.Output
 	// Funcs is where skb:, skbret: and function globs' programs attach
 	// on a function backend, or nil (Compile).
-	Funcs *runtime.FuncAttach
+	Funcs *session.FuncAttach
 }
 
 // New starts a plan. Close ends it.
@@ -84,11 +84,11 @@ func (p *Plan) Compile() error {
 // printed to w as opts says; the plan adds where functions attach, the
 // snap length, the kernel's type IDs and its Warn. What attached goes to
 // Config.Warn (with Verbose, how long it took).
-func (p *Plan) Start(w io.Writer, opts runtime.Options) (*runtime.Session, error) {
+func (p *Plan) Start(w io.Writer, opts session.Options) (*session.Session, error) {
 	started := time.Now()
 	opts.Funcs, opts.Snaplen, opts.KernelTypes = p.Funcs, p.cfg.Snaplen, p.types.typeIDs()
 	opts.Warn = func(format string, args ...any) { p.cfg.warn(fmt.Sprintf(format, args...)) }
-	sess, err := runtime.Start(p.Output, w, opts)
+	sess, err := session.Start(p.Output, w, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -2,13 +2,13 @@ package pipeline
 
 import (
 	"github.com/skbtrace/skbtrace/lang"
-	"github.com/skbtrace/skbtrace/runtime"
+	"github.com/skbtrace/skbtrace/runtime/session"
 )
 
 // Probes counts the probes the script asked for, not track()'s helpers:
 // before attaching (st nil), what the globs matched; after, with st the
 // session's FuncStats, the skb: functions that attached, not those tried.
-func (p *Plan) Probes(st *runtime.AttachStats) int {
+func (p *Plan) Probes(st *session.AttachStats) int {
 	n := 0
 	for _, p := range p.Output.Programs {
 		// A merged program runs several probes: each counts.

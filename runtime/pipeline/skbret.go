@@ -7,8 +7,8 @@ import (
 
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/lang"
-	"github.com/skbtrace/skbtrace/runtime"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
+	"github.com/skbtrace/skbtrace/runtime/session"
 )
 
 // skbRetSpecs are the script's skbret: specs, in order.
@@ -43,7 +43,7 @@ func noReturns(script *lang.Script, specs []*lang.ProbeSpec, reasons []string) e
 // retAttach fills in where skbret: globs attach on a function backend: the
 // return programs by glob, and one entry program for every function any
 // of them matches.
-func retAttach(backend runtime.Backend, disc *kernel.Discovery, specs []*lang.ProbeSpec, opts *codegen.Options, fa *runtime.FuncAttach) {
+func retAttach(backend session.Backend, disc *kernel.Discovery, specs []*lang.ProbeSpec, opts *codegen.Options, fa *session.FuncAttach) {
 	if len(specs) == 0 {
 		return
 	}
@@ -65,14 +65,14 @@ func retAttach(backend runtime.Backend, disc *kernel.Discovery, specs []*lang.Pr
 		f := entries[n]
 		fa.Entries = append(fa.Entries, f)
 		tg := codegen.SkbTarget{SkbArg: f.SkbArg}
-		if backend == runtime.BackendFentry {
+		if backend == session.BackendFentry {
 			tg.Name, tg.Fentry = f.Name, true
 		} else if slices.Contains(opts.EntryTargets, tg) {
 			continue
 		}
 		opts.EntryTargets = append(opts.EntryTargets, tg)
 	}
-	if backend != runtime.BackendFentry {
+	if backend != session.BackendFentry {
 		slices.SortFunc(opts.EntryTargets, func(a, b codegen.SkbTarget) int { return a.SkbArg - b.SkbArg })
 	}
 }
@@ -80,11 +80,11 @@ func retAttach(backend runtime.Backend, disc *kernel.Discovery, specs []*lang.Pr
 // retTargets are the return programs of an skbret: glob: with fentry, an
 // fexit program per function; with kprobes, one per return class, each
 // attached to the functions that return so.
-func retTargets(backend runtime.Backend, fns []kernel.SkbFunc) []codegen.SkbTarget {
+func retTargets(backend session.Backend, fns []kernel.SkbFunc) []codegen.SkbTarget {
 	var tgs []codegen.SkbTarget
 	for _, f := range fns {
 		tg := codegen.SkbTarget{SkbArg: f.SkbArg, Return: true, Ret: codegen.RetClass(f.Ret)}
-		if backend == runtime.BackendFentry {
+		if backend == session.BackendFentry {
 			tg.Name, tg.Fentry, tg.NArgs = f.Name, true, f.NArgs
 		} else if slices.ContainsFunc(tgs, func(t codegen.SkbTarget) bool { return t.Ret == codegen.RetClass(f.Ret) }) {
 			continue
@@ -93,7 +93,7 @@ func retTargets(backend runtime.Backend, fns []kernel.SkbFunc) []codegen.SkbTarg
 		}
 		tgs = append(tgs, tg)
 	}
-	if backend != runtime.BackendFentry {
+	if backend != session.BackendFentry {
 		slices.SortFunc(tgs, func(a, b codegen.SkbTarget) int { return strings.Compare(a.Ret.String(), b.Ret.String()) })
 	}
 	return tgs

@@ -1,0 +1,14 @@
+// Package session runs a compiled script: it loads codegen.Output's
+// programs and maps into the kernel, attaches each program as its
+// codegen.Attach descriptor says (one file per kind of attach point:
+// attachfuncs.go and attachglob.go for skb: and kprobe globs on every
+// backend, attachbpf.go and bpfwatch.go for programs on BPF programs,
+// attachuprobe.go, profile.go; the single-link kinds in attach), reads the
+// event records and hands them to runtime/output's Printer, reads the maps
+// for printing and for runtime/metrics, and on the way out turns the
+// programs off (stop.go) and leaves the links to a detach helper
+// (handoff.go).
+//
+// It imports codegen (the compiled script, the whole contract), runtime/kernel
+// and runtime/output; never lang's AST or check.
+package session

@@ -1,0 +1,398 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
+
+	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/runtime/attach"
+	"github.com/skbtrace/skbtrace/runtime/output"
+)
+
+// Session is a loaded, attached script.
+type Session struct {
+	out   *codegen.Output
+	coll  *ebpf.Collection
+	links []link.Link
+	// profiles are the profile probes' perf events.
+	profiles []*profileEvents
+	// fmt formats values: the printer's, and map keys read for metrics.
+	fmt *output.Values
+	// pr prints the records and the maps in the chosen format.
+	pr *output.Printer
+	// events reads the ring buffer; done reports the reader's end.
+	events eventReader
+	done   chan error
+	w      io.Writer
+	// exited is closed when a program calls exit().
+	exited   chan struct{}
+	exitOnce sync.Once
+	// stopTimers ends the interval probes; timers waits for them.
+	stopTimers chan struct{}
+	timers     sync.WaitGroup
+	// stats is what attaching skb: probes to functions came to.
+	stats *AttachStats
+	// progress, when set, gets a progress line while many links attach or
+	// detach.
+	progress io.Writer
+	// verbose is Options.Verbose; warn is Options.Warn, or a no-op.
+	verbose bool
+	warn    func(format string, args ...any)
+	// records counts the records read from the event buffer (Records).
+	records atomic.Uint64
+	// lateEv hands the printer the events of bpf: programs attached
+	// while tracing (bpfwatch.go); bpfKnown, where bpf: probes take
+	// them, are the programs loaded before.
+	lateEv   *output.Late
+	bpfKnown map[uint32]bool
+}
+
+// FuncStats is what attaching skb: probes to functions came to, or nil.
+func (s *Session) FuncStats() *AttachStats { return s.stats }
+
+// Shared counts the script's programs as loaded, and the probes they run:
+// probes on one attach point share a program (codegen's Program.Merged).
+// Helpers are not counted.
+func (s *Session) Shared() (probes, programs int) {
+	for _, p := range s.out.Programs {
+		if p.Helper == "" {
+			probes += p.Probes()
+			programs++
+		}
+	}
+	return probes, programs
+}
+
+// Exited is closed when the script calls exit().
+func (s *Session) Exited() <-chan struct{} { return s.exited }
+
+// control acts on a control record from the ring buffer.
+func (s *Session) control(ev *codegen.Event) error {
+	switch ev.Kind {
+	case codegen.EventExit:
+		s.exitOnce.Do(func() { close(s.exited) })
+	case codegen.EventPrintMap:
+		l := s.out.Layout(ev.Map)
+		if l == nil {
+			return nil
+		}
+		m, err := s.mapData(l)
+		if err != nil {
+			return err
+		}
+		return s.pr.Map(s.w, m, output.View{Top: ev.Top, Div: ev.Div})
+	case codegen.EventClearMap, codegen.EventZeroMap:
+		return s.clearMap(ev.Map, ev.Kind == codegen.EventZeroMap)
+	}
+	return nil
+}
+
+// runProgram runs a BEGIN, END or interval program once.
+func runProgram(p *ebpf.Program) error {
+	if _, err := p.Run(&ebpf.RunOptions{}); err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	return nil
+}
+
+// Options configure a session.
+type Options struct {
+	// Format names the output format (output.Formats: text, json,
+	// bpftrace, timeline, timeline-json, graph, graph-json); "": text.
+	Format string
+	// DecimalOffsets prints stack frames as bpftrace does (sym+144), for
+	// a script written for bpftrace.
+	DecimalOffsets bool
+	// Verbose keeps the kernel's whole verifier log in errors.
+	Verbose bool
+	// Warn receives what the session could not do but went on without,
+	// one line each (nil: discarded).
+	Warn func(format string, args ...any)
+	// Funcs says how skb: programs attach to kernel functions, when a
+	// function backend is in use.
+	Funcs *FuncAttach
+	// Capture receives capture()'s frames as pcapng, Snaplen (the
+	// codegen option's) bytes at most each.
+	Capture io.Writer
+	Snaplen int
+	// KernelTypes gives the kernel's type IDs of tracing programs'
+	// targets, so that loading them needs not decode the kernel's whole
+	// BTF (LoadWith); nil: cilium/ebpf finds them there.
+	KernelTypes KernelTypeIDs
+}
+
+// Start loads a compiled script, starts printing its records to w, and
+// attaches every program. On error, whatever was attached is detached again.
+func Start(out *codegen.Output, w io.Writer, opts Options) (_ *Session, err error) {
+	defer func() {
+		if errors.Is(err, unix.EMFILE) {
+			err = explainEMFILE(out, err)
+		}
+	}()
+	for _, p := range out.Programs {
+		if p.Attach.Kind == codegen.AttachSkbFuncs && opts.Funcs == nil {
+			return nil, fmt.Errorf("%s: no function backend was chosen for skb: probes", p.Attach.Text)
+		}
+	}
+	if err := checkFDs(out, opts.Funcs, true); err != nil {
+		return nil, err
+	}
+	coll, err := LoadWith(out, opts.Verbose, opts.KernelTypes)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{out: out, coll: coll, fmt: output.NewValues(), w: w,
+		exited: make(chan struct{}), stopTimers: make(chan struct{}), verbose: opts.Verbose, warn: opts.Warn, lateEv: &output.Late{}}
+	if s.warn == nil {
+		s.warn = func(string, ...any) {}
+	}
+	s.fmt.SetProbeNames(out.ProbeNames)
+	if opts.DecimalOffsets {
+		s.fmt.DecimalOffsets()
+	}
+	s.pr, err = output.New(w, out.Events, output.Config{Format: opts.Format, Values: s.fmt, Control: s.control,
+		Records: &s.records, Rets: retClasses(opts.Funcs), Warn: s.warn, Late: s.lateEv,
+		Capture: opts.Capture, Snaplen: opts.Snaplen})
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	if m := coll.Maps[codegen.EventsMap]; m != nil {
+		rd, err := newEventReader(m, out.PerfBytes)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.events, s.done = rd, make(chan error, 1)
+		go func() { s.done <- s.pr.Read(rd) }()
+	}
+	s.fmt.SetStacks(coll.Maps[codegen.StackMap])
+	if m := coll.Maps[codegen.StartMap]; m != nil {
+		if err := m.Put(uint32(0), monotonicNow()); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("set the start time: %w", err)
+		}
+	}
+	warmProgRun(out)
+	for _, p := range out.Programs {
+		switch {
+		case p.Helper != "" || p.Function != "":
+			continue // helpers and programs loaded alone come next
+		}
+		switch p.Attach.Kind {
+		case codegen.AttachSkbFuncs, codegen.AttachKprobes, codegen.AttachBPF:
+			continue // skb: programs on functions, kprobe: globs and bpf: programs come next
+		case codegen.AttachBegin, codegen.AttachEnd, codegen.AttachInterval:
+			continue
+		case codegen.AttachProfile:
+			pe, err := attachProfile(p.Attach, coll.Programs[p.Name])
+			if err != nil {
+				s.Close()
+				return nil, err
+			}
+			s.profiles = append(s.profiles, pe)
+			continue
+		}
+		l, err := attach.Program(p, coll.Programs[p.Name])
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.links = append(s.links, l)
+	}
+	if err := s.attachBPF(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if opts.Funcs != nil {
+		s.progress = opts.Funcs.Progress
+		st, err := s.attachFuncs(opts.Funcs)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.stats = st
+	}
+	s.attachHelpers(opts.Warn)
+	if err := s.runAll(codegen.AttachBegin); err != nil {
+		s.Close()
+		return nil, err
+	}
+	for _, p := range out.Programs {
+		if p.Helper == "" && p.Attach.Kind == codegen.AttachInterval {
+			s.startTimer(coll.Programs[p.Name], time.Duration(p.Attach.Period))
+		}
+	}
+	if s.bpfKnown != nil {
+		s.watchBPF(s.bpfKnown)
+	}
+	return s, nil
+}
+
+// runAll runs every program of a kind (BEGIN, END) once, in script order.
+func (s *Session) runAll(kind codegen.AttachKind) error {
+	for _, p := range s.out.Programs {
+		if p.Helper == "" && p.Attach.Kind == kind {
+			if err := runProgram(s.coll.Programs[p.Name]); err != nil {
+				return fmt.Errorf("%s: %w", p.Attach.ProbeKind, err)
+			}
+		}
+	}
+	return nil
+}
+
+// startTimer runs an interval program every period until Detach.
+func (s *Session) startTimer(p *ebpf.Program, period time.Duration) {
+	s.timers.Add(1)
+	go func() {
+		defer s.timers.Done()
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.stopTimers:
+				return
+			case <-t.C:
+				runProgram(p)
+			}
+		}
+	}()
+}
+
+// Close detaches every program and frees the maps. The links may be
+// closed by a helper process after Close returns (release).
+func (s *Session) Close() {
+	s.Detach()
+	s.release()
+	if s.coll != nil {
+		s.coll.Close()
+		s.coll = nil
+	}
+}
+
+// Detach ends tracing: it switches the programs off (or, where they have
+// no switch, detaches them), runs END, then prints the records still in
+// the ring buffer. The maps stay, so they can be printed; the links are
+// closed by Close.
+func (s *Session) Detach() error {
+	if s.stopTimers != nil {
+		close(s.stopTimers)
+		s.timers.Wait()
+		s.stopTimers = nil
+		for _, pe := range s.profiles {
+			pe.Close()
+		}
+		s.profiles = nil
+		if !s.switchOff() {
+			closeLinks(s.links, s.progress)
+			s.links = nil
+		}
+		if err := s.runAll(codegen.AttachEnd); err != nil {
+			return err
+		}
+	}
+	if s.events == nil {
+		return nil
+	}
+	// Flush wakes the reader, which prints what is pending, then stops.
+	if err := s.events.Flush(); err != nil {
+		return err
+	}
+	err := <-s.done
+	s.events.Close()
+	s.events = nil
+	return err
+}
+
+// Lost is how many records the programs could not write to the ring or
+// perf buffer, each counted once, and which of the two buffers it was.
+// Call it after Detach.
+func (s *Session) Lost() (n uint64, buffer string) {
+	buffer = "ring buffer"
+	if m := s.coll.Maps[codegen.EventsMap]; m != nil && m.Type() == ebpf.PerfEventArray {
+		buffer = "perf buffer"
+	}
+	m := s.coll.Maps[codegen.LostMap]
+	if m == nil {
+		return 0, buffer
+	}
+	if err := m.Lookup(uint32(0), &n); err != nil {
+		return 0, buffer
+	}
+	return n, buffer
+}
+
+// attachHelpers loads and attaches track()'s helpers. Each that fails is
+// a feature lost, said once, not a failed session.
+func (s *Session) attachHelpers(warn func(string, ...any)) {
+	if warn == nil {
+		warn = func(string, ...any) {}
+	}
+	var follow []string
+	var followErr error
+	for _, p := range s.out.Programs {
+		if p.Helper == "" || p.Helper == codegen.HelperEntry {
+			continue
+		}
+		prog, err := LoadShared(s.coll, p)
+		var l link.Link
+		if err == nil {
+			l, err = link.AttachTracing(link.TracingOptions{Program: prog, AttachType: p.Prog.AttachType})
+			prog.Close()
+		}
+		switch {
+		case err == nil:
+			s.links = append(s.links, l)
+			if p.Helper == codegen.HelperFollow {
+				follow = append(follow, p.Prog.AttachTo)
+			}
+		case p.Helper == codegen.HelperFollow:
+			followErr = err
+		default:
+			warn("track(): cannot watch %s to forget freed skbs (%v); a new skb at a freed one's address may be followed", p.Prog.AttachTo, err)
+		}
+	}
+	switch {
+	case followErr == nil:
+	case errors.Is(followErr, os.ErrPermission) && len(follow) == 0:
+		warn("track(): clones and copies are not followed: this kernel refuses fexit programs even to root")
+	default:
+		warn("track(): clones and copies are followed through %d of %d functions: %v", len(follow), len(codegen.CopyFuncs), followErr)
+	}
+}
+
+// monotonicNow is CLOCK_MONOTONIC in nanoseconds, bpf_ktime_get_ns's clock.
+func monotonicNow() uint64 {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return uint64(ts.Nano())
+}
+
+// warmProgRun makes cilium/ebpf probe for BPF_PROG_RUN before anything is
+// attached, where the script has BEGIN, END or interval probes. The probe
+// test-runs a socket filter on a packet, which the kernel then frees: done
+// after attaching, it would show up in the script's own kfree_skb counts.
+func warmProgRun(out *codegen.Output) {
+	for _, p := range out.Programs {
+		switch p.Attach.Kind {
+		case codegen.AttachBegin, codegen.AttachEnd, codegen.AttachInterval:
+			prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.RawTracepoint, License: "GPL",
+				Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()}})
+			if err == nil {
+				prog.Run(&ebpf.RunOptions{})
+				prog.Close()
+			}
+			return
+		}
+	}
+}
