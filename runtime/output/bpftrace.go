@@ -75,13 +75,7 @@ func printMapBpftrace(f *Values, w io.Writer, m MapData, view View) error {
 // printHistsBpftrace prints a histogram map as bpftrace does.
 func printHistsBpftrace(w io.Writer, mi *codegen.MapLayout, entries []Entry, view View) error {
 	name := mi.Name
-	hists := map[string]histBuckets{}
-	for _, e := range entries {
-		if hists[e.Key] == nil {
-			hists[e.Key] = histBuckets{}
-		}
-		hists[e.Key][e.Bucket] += e.Value.N
-	}
+	hists := histsByKey(entries)
 	if len(hists) == 0 {
 		_, err := fmt.Fprintln(w)
 		return err

@@ -156,13 +156,7 @@ func (f *Values) jsonEntry(mi *codegen.MapLayout, e Entry) any {
 // printHists prints a histogram map: one histogram for each key.
 func printHists(w io.Writer, mi *codegen.MapLayout, entries []Entry, first bool, view View, json bool) error {
 	name := mi.Name
-	hists := map[string]histBuckets{}
-	for _, e := range entries {
-		if hists[e.Key] == nil {
-			hists[e.Key] = histBuckets{}
-		}
-		hists[e.Key][e.Bucket] += e.Value.N
-	}
+	hists := histsByKey(entries)
 	lhist := mi.Lhist
 	keys, hists := view.hists(hists)
 	if json {
@@ -185,4 +179,17 @@ func printHists(w io.Writer, mi *codegen.MapLayout, entries []Entry, first bool,
 		printHist(w, hists[k], lhist)
 	}
 	return nil
+}
+
+// histsByKey gathers a histogram map's entries: each key's buckets and
+// their counts (a per-CPU map's entries for one bucket added up).
+func histsByKey(entries []Entry) map[string]histBuckets {
+	hists := map[string]histBuckets{}
+	for _, e := range entries {
+		if hists[e.Key] == nil {
+			hists[e.Key] = histBuckets{}
+		}
+		hists[e.Key][e.Bucket] += e.Value.N
+	}
+	return hists
 }

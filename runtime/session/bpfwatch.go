@@ -20,33 +20,23 @@ const BPFPollInterval = time.Second
 // stderr, or why not. known are the programs there when tracing started.
 // A program that goes away leaves its links to be closed as any other.
 func (s *Session) watchBPF(known map[uint32]bool) {
-	s.timers.Add(1)
-	go func() {
-		defer s.timers.Done()
-		t := time.NewTicker(BPFPollInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-s.stopTimers:
-				return
-			case <-t.C:
-			}
-			progs, err := kernel.PacketProgs()
-			if err != nil {
+	s.every(BPFPollInterval, func() bool {
+		progs, err := kernel.PacketProgs()
+		if err != nil {
+			return false
+		}
+		for _, pp := range progs {
+			if known[pp.ID] {
 				continue
 			}
-			for _, pp := range progs {
-				if known[pp.ID] {
-					continue
-				}
-				known[pp.ID] = true
-				if s.attachLate(pp) {
-					s.warn("fentry on BPF programs is refused here: programs loaded from now on are not traced")
-					return
-				}
+			known[pp.ID] = true
+			if s.attachLate(pp) {
+				s.warn("fentry on BPF programs is refused here: programs loaded from now on are not traced")
+				return true
 			}
 		}
-	}()
+		return false
+	})
 }
 
 // attachLate compiles, loads and attaches the probes that take a program

@@ -230,7 +230,8 @@ func Start(out *codegen.Output, w io.Writer, opts Options) (_ *Session, err erro
 	}
 	for _, p := range out.Programs {
 		if p.Helper == "" && p.Attach.Kind == codegen.AttachInterval {
-			s.startTimer(coll.Programs[p.Name], time.Duration(p.Attach.Period))
+			prog := coll.Programs[p.Name]
+			s.every(time.Duration(p.Attach.Period), func() bool { runProgram(prog); return false })
 		}
 	}
 	if s.bpfKnown != nil {
@@ -251,8 +252,9 @@ func (s *Session) runAll(kind codegen.AttachKind) error {
 	return nil
 }
 
-// startTimer runs an interval program every period until Detach.
-func (s *Session) startTimer(p *ebpf.Program, period time.Duration) {
+// every calls tick every period until Detach, or until tick reports
+// that it is done: interval programs and the watch for BPF programs.
+func (s *Session) every(period time.Duration, tick func() (done bool)) {
 	s.timers.Add(1)
 	go func() {
 		defer s.timers.Done()
@@ -263,7 +265,9 @@ func (s *Session) startTimer(p *ebpf.Program, period time.Duration) {
 			case <-s.stopTimers:
 				return
 			case <-t.C:
-				runProgram(p)
+				if tick() {
+					return
+				}
 			}
 		}
 	}()
