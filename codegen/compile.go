@@ -151,7 +151,7 @@ type Options struct {
 	// DefaultSnaplen; larger than MaxSnaplen, MaxSnaplen.
 	Snaplen int
 	// PageMul and PageOff turn a struct page pointer into the address of
-	// the page's bytes, page*PageMul + PageOff (kernel.PageVirt), for
+	// the page's bytes, page*PageMul + PageOff (runtime/kernel's PageVirt), for
 	// capture() to read a non-linear skb's paged fragments; with PageMul
 	// 0 it captures the linear part only.
 	PageMul, PageOff uint64

@@ -1,8 +1,10 @@
 // Package runtime holds no code: its subpackages run what codegen compiled.
 //
 //   - runtime/kernel: the kernel environment (BTF and its caches, discovery
-//     of skb functions, tracefs, kallsyms, feature probes, privileges); a leaf.
+//     of skb functions, tracefs, kallsyms, feature probes, privileges); it
+//     imports only lang/types.
 //   - runtime/session: load, attach, read events and maps, detach.
+//   - runtime/attach: one program to its one attach point, a file per kind.
 //   - runtime/output: printing, one formatter per format (text, json,
 //     bpftrace, timeline, graph) and the pcapng sink.
 //   - runtime/metrics: the maps served to Prometheus while tracing.
@@ -10,7 +12,8 @@
 //     choose the backend, plan targets, passes, compile, start), shared by
 //     cmd/skbtrace, bench and tests.
 //
-// Arrows point down only: pipeline imports session, output, metrics' peers
-// and kernel; session imports output and kernel; output and kernel import
-// neither.
+// Arrows point down only: pipeline imports session and kernel (and the
+// compiler: lang, check, codegen); metrics imports session; session imports
+// attach, output and kernel; attach and output import kernel; kernel
+// imports only lang/types. None but pipeline imports lang's AST or check.
 package runtime

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/skbtrace/skbtrace/lang/types"
 )
 
 // BTF kinds the scan needs (include/uapi/linux/btf.h).
@@ -45,7 +47,7 @@ type SkbFunc struct {
 	// follows them.
 	NArgs int
 	// Ret is how it returns its value, which skbret: reads.
-	Ret RetClass
+	Ret types.RetClass
 }
 
 // btfTypes is the part of a raw BTF blob the scan reads: each type's kind,
@@ -236,35 +238,35 @@ func (t *btfTypes) isEnum(id uint32, name string) bool {
 // retClass is how a function whose return type is id returns its value:
 // through typedefs and qualifiers, an integer, enum or pointer; void (id 0)
 // and what no register holds (a struct by value) read as void.
-func (t *btfTypes) retClass(id uint32) RetClass {
+func (t *btfTypes) retClass(id uint32) types.RetClass {
 	le := binary.LittleEndian
 	for range 16 {
 		if id == 0 {
-			return RetClass{}
+			return types.RetClass{}
 		}
 		tt, off, ok := t.lookup(id)
 		if !ok {
-			return RetClass{}
+			return types.RetClass{}
 		}
 		info := le.Uint32(tt.data[off+4:])
 		size := le.Uint32(tt.data[off+8:])
 		switch (info >> 24) & 0x1f {
 		case kindPtr:
-			return RetClass{Size: 8, Ptr: true}
+			return types.RetClass{Size: 8, Ptr: true}
 		case kindInt:
 			enc := le.Uint32(tt.data[off+12:]) >> 24
 			if size > 8 {
-				return RetClass{}
+				return types.RetClass{}
 			}
-			return RetClass{Size: uint8(size), Signed: enc&1 != 0}
+			return types.RetClass{Size: uint8(size), Signed: enc&1 != 0}
 		case kindEnum, kindEnum64:
 			// The kind flag marks a signed enum.
-			return RetClass{Size: uint8(size), Signed: info>>31 != 0}
+			return types.RetClass{Size: uint8(size), Signed: info>>31 != 0}
 		case kindTypedef, kindVolatile, kindConst, kindRestrict, kindTypeTag:
 			id = size // the referenced type
 		default:
-			return RetClass{}
+			return types.RetClass{}
 		}
 	}
-	return RetClass{}
+	return types.RetClass{}
 }

@@ -8,8 +8,8 @@
 //     SaveTypes);
 //   - the functions skb: probes can attach to, from a scan of vmlinux's and
 //     the modules' raw BTF intersected with what can be traced (Discovery,
-//     CachedDiscovery) with how each returns its value (RetClass, the code
-//     generator's own too), and the tracepoints that carry an sk_buff
+//     CachedDiscovery) with how each returns its value (lang/types'
+//     RetClass, the code generator's too), and the tracepoints that carry an sk_buff
 //     (SkbTracepoints), their fallback;
 //   - the traceable functions of kprobe:GLOB and fentry:GLOB
 //     (TraceableFuncs), tracefs and its tracepoints (Tracefs,
@@ -20,10 +20,12 @@
 //     HaveRingBuffer, HaveKprobes, NoPrealloc) and the caller's privileges
 //     (CheckPrivileges).
 //
-// It is a leaf: it imports none of skbtrace's packages, so the compiler,
-// the runtime and the tests can all ask it. It is not where programs are
-// loaded or attached, nor where events are read or printed (package
-// runtime), and it makes no decision from these facts (which backend,
-// which targets): it only reports them. Probes that load a program say so
+// It imports none of skbtrace's packages but lang/types (a leaf: the types
+// of values), so the checker's and code generator's options, the runtime
+// and the tests can all ask it; the compiler packages do not import it.
+// It is not where programs are loaded or attached (runtime/session,
+// runtime/attach), nor where events are read or printed (runtime/output),
+// and it makes no decision from these facts (which backend, which
+// targets: runtime/pipeline): it only reports them. Probes that load a program say so
 // in their doc comment.
 package kernel

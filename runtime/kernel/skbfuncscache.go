@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/skbtrace/skbtrace/lang/types"
 )
 
 // cacheVersion changes whenever the cache's content or meaning does.
@@ -130,7 +132,7 @@ func readCache(file string) (*Discovery, error) {
 		reason, err2 := strconv.Atoi(f[2])
 		proto, err3 := strconv.ParseUint(f[3], 10, 32)
 		nargs, err4 := strconv.Atoi(f[5])
-		ret, ok := ParseRetClass(f[6])
+		ret, ok := types.ParseRetClass(f[6])
 		if err1 != nil || err2 != nil || err3 != nil || err4 != nil || !ok {
 			return nil, fmt.Errorf("bad cache line %q", sc.Text())
 		}

@@ -1,12 +1,14 @@
-package kernel
+package types
 
 import "strconv"
 
 // RetClass is how a kernel function returns its value, as its BTF
 // prototype says and a return program reads it from the return register:
-// its width and signedness, whether it is a pointer; Size 0 for void. It
-// has the fields of codegen.RetClass, which the runtime converts it to:
-// this package imports nothing of the compiler's.
+// its width and signedness, whether it is a pointer; Size 0 for void.
+// Discovery (runtime/kernel) reads it from the kernel's BTF, the code
+// generator compiles return programs by it (codegen.RetClass), and the
+// printer prints retval by it: one type in this leaf package, so that none
+// of them imports another for it.
 type RetClass struct {
 	Size   uint8
 	Signed bool
