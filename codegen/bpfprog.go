@@ -100,14 +100,8 @@ func (g *gen) xdpLen() error {
 	if g.target.bpf == nil || len(g.spec.Params) == 0 {
 		return fmt.Errorf("len outside a bpf:xdp program")
 	}
-	ptr, _ := btf.UnderlyingType(g.spec.Params[0].BTF).(*btf.Pointer)
-	if ptr == nil {
-		return fmt.Errorf("the XDP context is not a pointer")
-	}
-	st, _ := btf.UnderlyingType(ptr.Target).(*btf.Struct)
-	data, errD := memberOffset(st, "data")
-	end, errE := memberOffset(st, "data_end")
-	if err := errors.Join(errD, errE); err != nil {
+	data, end, err := g.xdpBounds()
+	if err != nil {
 		return err
 	}
 	slot, err := g.readScratch()
@@ -135,6 +129,19 @@ func (g *gen) xdpLen() error {
 		asm.Sub.Reg(asm.R0, asm.R1),
 	)
 	return g.vs.push(asm.R0)
+}
+
+// xdpBounds finds the offsets of data and data_end in this kernel's
+// xdp_buff, the context of an XDP program (argument 0).
+func (g *gen) xdpBounds() (data, end int32, err error) {
+	ptr, _ := btf.UnderlyingType(g.spec.Params[0].BTF).(*btf.Pointer)
+	if ptr == nil {
+		return 0, 0, fmt.Errorf("the XDP context is not a pointer")
+	}
+	st, _ := btf.UnderlyingType(ptr.Target).(*btf.Struct)
+	data, errD := memberOffset(st, "data")
+	end, errE := memberOffset(st, "data_end")
+	return data, end, errors.Join(errD, errE)
 }
 
 // memberOffset is a top-level member's byte offset in a struct.

@@ -1,12 +1,6 @@
 package codegen
 
-import (
-	"errors"
-	"fmt"
-
-	"github.com/cilium/ebpf/asm"
-	"github.com/cilium/ebpf/btf"
-)
+import "github.com/cilium/ebpf/asm"
 
 // xdpFrame reports whether the program is a bpf:xdp or bpfret:xdp one,
 // whose packet is a frame (the kernel's struct xdp_buff), not an skb.
@@ -21,14 +15,8 @@ func (g *gen) xdpFrame() bool {
 // context jumps to short.
 func (g *gen) parseFrame(short string) error {
 	sl := *g.pkt
-	ptr, _ := btf.UnderlyingType(g.spec.Params[0].BTF).(*btf.Pointer)
-	if ptr == nil {
-		return fmt.Errorf("the XDP context is not a pointer")
-	}
-	st, _ := btf.UnderlyingType(ptr.Target).(*btf.Struct)
-	data, errD := memberOffset(st, "data")
-	end, errE := memberOffset(st, "data_end")
-	if err := errors.Join(errD, errE); err != nil {
+	data, end, err := g.xdpBounds()
+	if err != nil {
 		return err
 	}
 	if err := g.loadArg(asm.R0, 0); err != nil {
