@@ -80,17 +80,20 @@ func (s *Session) clearMap(name string, zero bool) error {
 	if m == nil {
 		return nil
 	}
-	if packedKey != nil {
+	clearKey := func(k []byte) error {
 		var err error
 		if zero {
-			err = zeroValue(m, packedKey)
+			err = zeroValue(m, k)
 		} else {
-			err = m.Delete(packedKey)
+			err = m.Delete(k)
 		}
 		if err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
 			return fmt.Errorf("clear @%s: %w", name, err)
 		}
 		return nil
+	}
+	if packedKey != nil {
+		return clearKey(packedKey)
 	}
 	var keys [][]byte
 	var cur any // nil: the first key
@@ -107,14 +110,8 @@ func (s *Session) clearMap(name string, zero bool) error {
 		cur = next
 	}
 	for _, k := range keys {
-		var err error
-		if zero {
-			err = zeroValue(m, k)
-		} else {
-			err = m.Delete(k)
-		}
-		if err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
-			return fmt.Errorf("clear @%s: %w", name, err)
+		if err := clearKey(k); err != nil {
+			return err
 		}
 	}
 	return nil
