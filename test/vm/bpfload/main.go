@@ -30,6 +30,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/skbtrace/skbtrace/internal/bpfprogtest"
+	"github.com/skbtrace/skbtrace/test/vm/nl"
 )
 
 // cls_bpf's attributes (<linux/pkt_cls.h>), which x/sys/unix lacks.
@@ -59,7 +60,7 @@ func run(args []string) error {
 		return err
 	}
 	if args[0] == "clear" {
-		errQ := rtnl(unix.RTM_DELQDISC, 0, tcmsg(ifi.Index, 0xffff0000, 0xfffffff1, 0), attrStr(unix.TCA_KIND, "clsact"))
+		errQ := rtnl(unix.RTM_DELQDISC, 0, tcmsg(ifi.Index, 0xffff0000, 0xfffffff1, 0), nl.AttrStr(unix.TCA_KIND, "clsact"))
 		errX := setXDP(ifi.Index, -1)
 		if errQ != nil && errQ != unix.EINVAL && errQ != unix.ENOENT {
 			return fmt.Errorf("delete clsact: %w", errQ)
@@ -81,13 +82,13 @@ func run(args []string) error {
 			return fmt.Errorf("load %s: %w", name, err)
 		}
 		defer prog.Close()
-		err = rtnl(unix.RTM_NEWQDISC, unix.NLM_F_CREATE|unix.NLM_F_EXCL, tcmsg(ifi.Index, 0xffff0000, 0xfffffff1, 0), attrStr(unix.TCA_KIND, "clsact"))
+		err = rtnl(unix.RTM_NEWQDISC, unix.NLM_F_CREATE|unix.NLM_F_EXCL, tcmsg(ifi.Index, 0xffff0000, 0xfffffff1, 0), nl.AttrStr(unix.TCA_KIND, "clsact"))
 		if err != nil && err != unix.EEXIST {
 			return fmt.Errorf("add clsact to %s: %w", ifi.Name, err)
 		}
-		opts := append(append(attrU32(tcaBPFFD, uint32(prog.FD())), attrStr(tcaBPFName, name)...), attrU32(tcaBPFFlags, tcaBPFFlagActDirect)...)
+		opts := append(append(attrU32(tcaBPFFD, uint32(prog.FD())), nl.AttrStr(tcaBPFName, name)...), attrU32(tcaBPFFlags, tcaBPFFlagActDirect)...)
 		// Ingress of clsact, priority 1, every protocol (htons(ETH_P_ALL)).
-		body := append(attrStr(unix.TCA_KIND, "bpf"), attr(unix.TCA_OPTIONS|unix.NLA_F_NESTED, opts)...)
+		body := append(nl.AttrStr(unix.TCA_KIND, "bpf"), nl.Attr(unix.TCA_OPTIONS|unix.NLA_F_NESTED, opts)...)
 		if err := rtnl(unix.RTM_NEWTFILTER, unix.NLM_F_CREATE|unix.NLM_F_EXCL, tcmsg(ifi.Index, 0, 0xfffffff2, 1<<16|0x0300), body); err != nil {
 			return fmt.Errorf("add the bpf filter to %s: %w", ifi.Name, err)
 		}
@@ -108,7 +109,7 @@ func setXDP(index, fd int) error {
 	ifinfo := make([]byte, 16)
 	binary.LittleEndian.PutUint32(ifinfo[4:], uint32(index))
 	xdp := append(attrU32(unix.IFLA_XDP_FD, uint32(int32(fd))), attrU32(unix.IFLA_XDP_FLAGS, unix.XDP_FLAGS_SKB_MODE)...)
-	if err := rtnl(unix.RTM_SETLINK, 0, ifinfo, attr(unix.IFLA_XDP|unix.NLA_F_NESTED, xdp)); err != nil {
+	if err := rtnl(unix.RTM_SETLINK, 0, ifinfo, nl.Attr(unix.IFLA_XDP|unix.NLA_F_NESTED, xdp)); err != nil {
 		return fmt.Errorf("set XDP: %w", err)
 	}
 	return nil
@@ -123,62 +124,14 @@ func tcmsg(index int, handle, parent, info uint32) []byte {
 	return b
 }
 
-func attr(typ int, data []byte) []byte {
-	b := make([]byte, 4, 4+len(data)+3)
-	binary.LittleEndian.PutUint16(b, uint16(4+len(data)))
-	binary.LittleEndian.PutUint16(b[2:], uint16(typ))
-	b = append(b, data...)
-	for len(b)%4 != 0 {
-		b = append(b, 0)
-	}
-	return b
+func attrU32(typ uint16, v uint32) []byte {
+	return nl.Attr(typ, binary.LittleEndian.AppendUint32(nil, v))
 }
-
-func attrStr(typ int, s string) []byte { return attr(typ, append([]byte(s), 0)) }
-
-func attrU32(typ int, v uint32) []byte { return attr(typ, binary.LittleEndian.AppendUint32(nil, v)) }
 
 // rtnl sends one rtnetlink request of a header and attributes and waits
 // for its ack.
-func rtnl(typ, flags int, hdr []byte, attrs []byte) error {
-	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	tv := unix.Timeval{Sec: 5}
-	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
-		return err
-	}
-	msg := make([]byte, 16, 16+len(hdr)+len(attrs))
-	binary.LittleEndian.PutUint16(msg[4:], uint16(typ))
-	binary.LittleEndian.PutUint16(msg[6:], uint16(flags|unix.NLM_F_REQUEST|unix.NLM_F_ACK))
-	binary.LittleEndian.PutUint32(msg[8:], 1)
-	msg = append(append(msg, hdr...), attrs...)
-	binary.LittleEndian.PutUint32(msg, uint32(len(msg)))
-	if err := unix.Sendto(fd, msg, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return err
-	}
-	buf := make([]byte, 1<<16)
-	for {
-		n, _, err := unix.Recvfrom(fd, buf, 0)
-		if err != nil {
-			return fmt.Errorf("waiting for the kernel's answer: %w", err)
-		}
-		for b := buf[:n]; len(b) >= 16; {
-			l := int(binary.LittleEndian.Uint32(b))
-			if l < 16 || l > len(b) {
-				return fmt.Errorf("bad netlink answer")
-			}
-			if binary.LittleEndian.Uint16(b[4:]) == unix.NLMSG_ERROR && l >= 20 {
-				if e := int32(binary.LittleEndian.Uint32(b[16:])); e != 0 {
-					return unix.Errno(-e)
-				}
-				return nil
-			}
-			b = b[(l+3)&^3:]
-		}
-	}
+func rtnl(typ, flags uint16, hdr []byte, attrs []byte) error {
+	return nl.Exchange(unix.NETLINK_ROUTE, [][]byte{nl.Msg(typ, flags|nl.FAck, hdr, attrs)}, 1)
 }
 
 // cgroupRoot is where the guest's cgroup2 hierarchy is mounted.

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+
+	"github.com/skbtrace/skbtrace/test/vm/nl"
 )
 
 // link makes the network devices busybox's ip cannot: a veth pair whose
@@ -35,10 +37,10 @@ func link(args []string) int {
 		fmt.Fprintf(os.Stderr, "vmtool link add %s type %s: %v\n", name, kind, err)
 		return 2
 	}
-	info := append(nlaStr(iflaInfoKind, kind), nla(iflaInfoData|nlaFNested, data)...)
-	msg := append(ifinfomsg(), nlaStr(iflaIfname, name)...)
-	msg = append(msg, nla(iflaLinkinfo|nlaFNested, info)...)
-	if err := rtnlSend(rtmNewlink, nlmFAck|nlmFCreate|nlmFExcl, msg); err != nil {
+	info := append(nl.AttrStr(iflaInfoKind, kind), nl.Attr(iflaInfoData|nl.FNested, data)...)
+	msg := append(ifinfomsg(), nl.AttrStr(iflaIfname, name)...)
+	msg = append(msg, nl.Attr(iflaLinkinfo|nl.FNested, info)...)
+	if err := rtnlSend(rtmNewlink, nl.FAck|nl.FCreate|nl.FExcl, msg); err != nil {
 		fmt.Fprintf(os.Stderr, "vmtool link add %s type %s: %v\n", name, kind, err)
 		return 1
 	}
@@ -53,7 +55,6 @@ func linkUsage() int {
 // Rtnetlink constants (linux/rtnetlink.h, linux/if_link.h, linux/veth.h).
 const (
 	rtmNewlink   = 16
-	nlmFExcl     = 0x200
 	iflaIfname   = 3
 	iflaLinkinfo = 18
 	iflaNetNsFd  = 28
@@ -98,14 +99,16 @@ func linkData(kind string, opts map[string]string) ([]byte, error) {
 		}
 		return v, nil
 	}
-	u32 := func(typ uint16, v uint64) []byte { return nla(typ, binary.LittleEndian.AppendUint32(nil, uint32(v))) }
-	be16 := func(typ uint16, v uint64) []byte { return nla(typ, binary.BigEndian.AppendUint16(nil, uint16(v))) }
+	u32 := func(typ uint16, v uint64) []byte {
+		return nl.Attr(typ, binary.LittleEndian.AppendUint32(nil, uint32(v)))
+	}
+	be16 := func(typ uint16, v uint64) []byte { return nl.Attr(typ, binary.BigEndian.AppendUint16(nil, uint16(v))) }
 	switch kind {
 	case "veth":
 		if opts["peer"] == "" {
 			return nil, fmt.Errorf("peer is missing")
 		}
-		peer := append(ifinfomsg(), nlaStr(iflaIfname, opts["peer"])...)
+		peer := append(ifinfomsg(), nl.AttrStr(iflaIfname, opts["peer"])...)
 		if file, ok := opts["netns"]; ok {
 			// The descriptor is read while the message is handled: it
 			// stays open until the process ends.
@@ -115,7 +118,7 @@ func linkData(kind string, opts map[string]string) ([]byte, error) {
 			}
 			peer = append(peer, u32(iflaNetNsFd, uint64(fd))...)
 		}
-		return nla(vethInfoPeer, peer), nil
+		return nl.Attr(vethInfoPeer, peer), nil
 	case "vxlan", "geneve":
 		id, err := num("id", 0, 0xffffff)
 		if err != nil {
@@ -130,19 +133,19 @@ func linkData(kind string, opts map[string]string) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			return append(append(u32(iflaGeneveID, id), nla(iflaGeneveRmt, remote)...), be16(iflaGenevePort, port)...), nil
+			return append(append(u32(iflaGeneveID, id), nl.Attr(iflaGeneveRmt, remote)...), be16(iflaGenevePort, port)...), nil
 		}
 		port, err := num("dstport", vxlanPortIANA, 0xffff)
 		if err != nil {
 			return nil, err
 		}
-		b := append(append(u32(iflaVxlanID, id), nla(iflaVxlanGroup, remote)...), be16(iflaVxlanPort, port)...)
+		b := append(append(u32(iflaVxlanID, id), nl.Attr(iflaVxlanGroup, remote)...), be16(iflaVxlanPort, port)...)
 		if _, ok := opts["local"]; ok {
 			local, err := addr("local")
 			if err != nil {
 				return nil, err
 			}
-			b = append(b, nla(iflaVxlanLocal, local)...)
+			b = append(b, nl.Attr(iflaVxlanLocal, local)...)
 		}
 		return b, nil
 	}
@@ -151,45 +154,5 @@ func linkData(kind string, opts map[string]string) ([]byte, error) {
 
 // rtnlSend sends one rtnetlink request and waits for its ack.
 func rtnlSend(typ, flags uint16, body []byte) error {
-	fd, err := syscall.Socket(syscall.AF_NETLINK, syscall.SOCK_RAW|syscall.SOCK_CLOEXEC, syscall.NETLINK_ROUTE)
-	if err != nil {
-		return fmt.Errorf("netlink socket: %w", err)
-	}
-	defer syscall.Close(fd)
-	if err := syscall.Bind(fd, &syscall.SockaddrNetlink{Family: syscall.AF_NETLINK}); err != nil {
-		return fmt.Errorf("bind: %w", err)
-	}
-	tv := syscall.Timeval{Sec: 5}
-	if err := syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv); err != nil {
-		return err
-	}
-	msg := make([]byte, 16, 16+len(body))
-	binary.LittleEndian.PutUint16(msg[4:], typ)
-	binary.LittleEndian.PutUint16(msg[6:], flags|nlmFRequest)
-	binary.LittleEndian.PutUint32(msg[8:], 1)
-	msg = append(msg, body...)
-	binary.LittleEndian.PutUint32(msg, uint32(len(msg)))
-	if err := syscall.Sendto(fd, msg, 0, &syscall.SockaddrNetlink{Family: syscall.AF_NETLINK}); err != nil {
-		return fmt.Errorf("send: %w", err)
-	}
-	buf := make([]byte, 1<<16)
-	for {
-		n, _, err := syscall.Recvfrom(fd, buf, 0)
-		if err != nil {
-			return fmt.Errorf("waiting for the kernel's answer: %w", err)
-		}
-		for b := buf[:n]; len(b) >= 16; {
-			l := int(binary.LittleEndian.Uint32(b))
-			if l < 16 || l > len(b) {
-				return fmt.Errorf("bad netlink answer")
-			}
-			if binary.LittleEndian.Uint16(b[4:]) == nlmsgError && l >= 20 {
-				if e := int32(binary.LittleEndian.Uint32(b[16:])); e != 0 {
-					return syscall.Errno(-e)
-				}
-				return nil
-			}
-			b = b[(l+3)&^3:]
-		}
-	}
+	return nl.Exchange(syscall.NETLINK_ROUTE, [][]byte{nl.Msg(typ, flags|nl.FAck, body)}, 1)
 }

@@ -4,7 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
-	"syscall"
+
+	"github.com/skbtrace/skbtrace/test/vm/nl"
 )
 
 // nft installs or removes a netfilter hook without the nft binary, which the
@@ -32,7 +33,7 @@ func nft(args []string) int {
 	var msgs [][]byte
 	switch {
 	case len(args) == 1 && args[0] == "delete":
-		msgs = append(msgs, nftMsg(nftDelTable, nlmFAck, nlaStr(nftaTableName, nftTable)))
+		msgs = append(msgs, nftMsg(nftDelTable, nl.FAck, nl.AttrStr(nftaTableName, nftTable)))
 	case len(args) == 2:
 		hook, ok1 := hooks[args[0]]
 		policy, ok2 := policies[args[1]]
@@ -40,11 +41,11 @@ func nft(args []string) int {
 			return nftUsage()
 		}
 		msgs = append(msgs,
-			nftMsg(nftNewTable, nlmFAck|nlmFCreate, nlaStr(nftaTableName, nftTable)),
-			nftMsg(nftNewChain, nlmFAck|nlmFCreate,
-				nlaStr(nftaChainTable, nftTable), nlaStr(nftaChainName, "c"),
-				nla(nftaChainHook|nlaFNested, append(nlaU32BE(nftaHookHooknum, hook), nlaU32BE(nftaHookPriority, 0)...)),
-				nlaU32BE(nftaChainPolicy, policy), nlaStr(nftaChainType, "filter")))
+			nftMsg(nftNewTable, nl.FAck|nl.FCreate, nl.AttrStr(nftaTableName, nftTable)),
+			nftMsg(nftNewChain, nl.FAck|nl.FCreate,
+				nl.AttrStr(nftaChainTable, nftTable), nl.AttrStr(nftaChainName, "c"),
+				nl.Attr(nftaChainHook|nl.FNested, append(nlaU32BE(nftaHookHooknum, hook), nlaU32BE(nftaHookPriority, 0)...)),
+				nlaU32BE(nftaChainPolicy, policy), nl.AttrStr(nftaChainType, "filter")))
 	default:
 		return nftUsage()
 	}
@@ -66,11 +67,6 @@ const nftTable = "skbtrace_vm"
 // linux/netfilter/nf_tables.h).
 const (
 	netlinkNetfilter = 12
-	nlmFRequest      = 0x1
-	nlmFAck          = 0x4
-	nlmFCreate       = 0x400
-	nlmsgError       = 2
-	nlaFNested       = 0x8000
 
 	nfnlMsgBatchBegin = 0x10
 	nfnlMsgBatchEnd   = 0x11
@@ -93,83 +89,22 @@ const (
 	nftaHookPriority = 2
 )
 
-// nla encodes one netlink attribute, padded to 4 bytes.
-func nla(typ uint16, data []byte) []byte {
-	b := make([]byte, 4, 4+len(data)+3)
-	binary.LittleEndian.PutUint16(b, uint16(4+len(data)))
-	binary.LittleEndian.PutUint16(b[2:], typ)
-	b = append(b, data...)
-	for len(b)%4 != 0 {
-		b = append(b, 0)
-	}
-	return b
-}
-
-func nlaStr(typ uint16, s string) []byte { return nla(typ, append([]byte(s), 0)) }
-
 func nlaU32BE(typ uint16, v uint32) []byte {
-	return nla(typ, binary.BigEndian.AppendUint32(nil, v))
+	return nl.Attr(typ, binary.BigEndian.AppendUint32(nil, v))
 }
 
 // nlMsg is a netlink message: its type, flags, the nfgenmsg's family and
-// resource id, and attributes; nftSend numbers it.
+// resource id, and attributes.
 func nlMsg(typ, flags uint16, family uint8, resID uint16, attrs ...[]byte) []byte {
-	b := make([]byte, 20)
-	binary.LittleEndian.PutUint16(b[4:], typ)
-	binary.LittleEndian.PutUint16(b[6:], flags|nlmFRequest)
-	b[16] = family
-	binary.BigEndian.PutUint16(b[18:], resID)
-	for _, a := range attrs {
-		b = append(b, a...)
-	}
-	binary.LittleEndian.PutUint32(b, uint32(len(b)))
-	return b
+	gen := []byte{family, 0, 0, 0}
+	binary.BigEndian.PutUint16(gen[2:], resID)
+	return nl.Msg(typ, flags, append([][]byte{gen}, attrs...)...)
 }
 
 // nftSend sends messages in one batch and waits for each one's ack.
 func nftSend(msgs [][]byte) error {
-	fd, err := syscall.Socket(syscall.AF_NETLINK, syscall.SOCK_RAW|syscall.SOCK_CLOEXEC, netlinkNetfilter)
-	if err != nil {
-		return fmt.Errorf("netlink socket: %w", err)
-	}
-	defer syscall.Close(fd)
-	if err := syscall.Bind(fd, &syscall.SockaddrNetlink{Family: syscall.AF_NETLINK}); err != nil {
-		return fmt.Errorf("bind: %w", err)
-	}
-	tv := syscall.Timeval{Sec: 5}
-	if err := syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv); err != nil {
-		return err
-	}
 	all := [][]byte{nlMsg(nfnlMsgBatchBegin, 0, 0, nfnlSubsysNftable)}
 	all = append(all, msgs...)
 	all = append(all, nlMsg(nfnlMsgBatchEnd, 0, 0, nfnlSubsysNftable))
-	var batch []byte
-	for i, m := range all {
-		binary.LittleEndian.PutUint32(m[8:], uint32(i+1))
-		batch = append(batch, m...)
-	}
-	if err := syscall.Sendto(fd, batch, 0, &syscall.SockaddrNetlink{Family: syscall.AF_NETLINK}); err != nil {
-		return fmt.Errorf("send: %w", err)
-	}
-	buf := make([]byte, 1<<16)
-	for acks := 0; acks < len(msgs); {
-		n, _, err := syscall.Recvfrom(fd, buf, 0)
-		if err != nil {
-			return fmt.Errorf("waiting for the kernel's answer: %w", err)
-		}
-		for b := buf[:n]; len(b) >= 16; {
-			l := int(binary.LittleEndian.Uint32(b))
-			if l < 16 || l > len(b) {
-				return fmt.Errorf("bad netlink answer")
-			}
-			if binary.LittleEndian.Uint16(b[4:]) == nlmsgError && l >= 20 {
-				if e := int32(binary.LittleEndian.Uint32(b[16:])); e != 0 {
-					return syscall.Errno(-e)
-				}
-				acks++
-			}
-			b = b[(l+3)&^3:]
-		}
-	}
-	return nil
+	return nl.Exchange(netlinkNetfilter, all, len(msgs))
 }
