@@ -42,6 +42,7 @@ type CRI struct {
 	mu      sync.Mutex                      // guards pids
 	pids    map[int]string                  // processes of our pods, by start time
 	created []string                        // host directories that were absent before
+	after   func() error                    // the last step of cleanup (Cluster's)
 }
 
 const containerdConfig = `version = 2
@@ -113,6 +114,14 @@ var hostDirs = []string{"/run/containerd/runc/k8s.io", "/run/containerd/runc", "
 // at a time on a machine.
 func Containerd(t testing.TB) *CRI {
 	t.Helper()
+	return startContainerd(t, nil, nil)
+}
+
+// startContainerd is Containerd; after, if not nil, runs at the end of its
+// cleanup, while the lock is still held, and before it, once the lock is
+// taken, sweep and the caller's sweep.
+func startContainerd(t testing.TB, sweepMore, after func() error) *CRI {
+	t.Helper()
 	needRoot(t)
 	needTools(t, "containerd", "containerd-shim-runc-v2", "runc", "ctr", "ip", "nsenter", "podman")
 	for _, p := range []string{"/usr/lib/cni/bridge", "/usr/lib/cni/host-local", "/usr/lib/cni/loopback"} {
@@ -123,9 +132,14 @@ func Containerd(t testing.TB) *CRI {
 	set := Images(t)
 	flock(t, containerdLock)
 	sweep(t)
+	if sweepMore != nil {
+		if err := sweepMore(); err != nil {
+			t.Fatalf("k8stest: leftovers of an earlier run: %v", err)
+		}
+	}
 
 	dir := tempDir(t, "k8stest-ctrd-")
-	c := &CRI{Socket: filepath.Join(dir, "containerd.sock"), Dir: dir, Set: set, pids: map[int]string{}, created: missing(hostDirs...)}
+	c := &CRI{Socket: filepath.Join(dir, "containerd.sock"), Dir: dir, Set: set, pids: map[int]string{}, created: missing(hostDirs...), after: after}
 	expand := strings.NewReplacer("{{dir}}", dir, "{{pause}}", set.Pause).Replace
 	for name, text := range map[string]string{"config.toml": containerdConfig, "cni/10-skbtrace.conflist": cniConflist} {
 		p := filepath.Join(dir, name)
@@ -197,6 +211,11 @@ func (c *CRI) cleanup(t testing.TB) {
 	rmdirIfEmpty(c.created...)
 	if err := os.RemoveAll(c.Dir); err != nil {
 		problems = append(problems, err.Error())
+	}
+	if c.after != nil {
+		if err := c.after(); err != nil {
+			problems = append(problems, err.Error())
+		}
 	}
 	if len(problems) > 0 {
 		t.Errorf("k8stest: containerd cleanup: %s", strings.Join(problems, "; "))

@@ -62,7 +62,7 @@ func buildImages(root string) (*ImageSet, error) {
 	bin := filepath.Join(work, "bin", "podnet")
 	cmd := exec.Command(goTool(), "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "./test/k8s/podnet")
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("go build test/k8s/podnet: %v: %s", err, out)
 	}

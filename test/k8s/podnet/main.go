@@ -30,10 +30,15 @@ func main() {
 	if len(os.Args) < 2 {
 		usage()
 	}
+	// As PID 1 of a container a process ignores SIGTERM unless it
+	// handles it: every subcommand ends on it at once.
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
+	go func() { <-stop; os.Exit(0) }()
 	var err error
 	switch cmd, args := os.Args[1], os.Args[2:]; cmd {
 	case "sleep", "pause":
-		sleep()
+		select {}
 	case "udp-serve":
 		err = udpServe(port(args))
 	case "udp-send":
@@ -56,13 +61,6 @@ func main() {
 func usage() {
 	fmt.Fprintln(os.Stderr, "usage: podnet sleep|pause | udp-serve PORT | udp-send ADDR:PORT COUNT | tcp-serve PORT | tcp-send ADDR:PORT COUNT")
 	os.Exit(2)
-}
-
-// sleep waits for a signal that ends a container (as a pause process does).
-func sleep() {
-	c := make(chan os.Signal, 1)
-	signal.Notify(c, syscall.SIGTERM, syscall.SIGINT)
-	<-c
 }
 
 func port(args []string) string {
