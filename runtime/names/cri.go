@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sort"
@@ -42,6 +43,7 @@ type criPod struct {
 	Pid                      int    // the sandbox's (pause) process, 0 if unknown
 	Netns                    uint64 // its network namespace's inode, 0 if unknown or the host's
 	NetnsPath                string // a path that opens that namespace
+	IPs                      []netip.Addr
 	Containers               []criContainer
 }
 
@@ -54,7 +56,8 @@ type sandboxStatus struct {
 	pid       int
 	netns     uint64
 	netnsPath string
-	host      bool // host network: its namespace is the node's
+	ips       []netip.Addr // the pod's IP and additional IPs
+	host      bool         // host network: its namespace is the node's
 }
 
 // criSource lists pod sandboxes and containers over the CRI's gRPC API.
@@ -233,7 +236,7 @@ func (c *criSource) list(ctx context.Context) ([]criPod, error) {
 			}
 		}
 		if ok && !st.host {
-			p.Pid, p.Netns, p.NetnsPath = st.pid, st.netns, st.netnsPath
+			p.Pid, p.Netns, p.NetnsPath, p.IPs = st.pid, st.netns, st.netnsPath, st.ips
 		} else if ok {
 			p.Pid = st.pid
 		}
@@ -286,6 +289,17 @@ func (c *criSource) sandboxStatus(ctx context.Context, id string) (sandboxStatus
 	st.pid = info.Pid
 	if st.host {
 		return st, true
+	}
+	if net := r.GetStatus().GetNetwork(); net != nil {
+		ips := []string{net.GetIp()}
+		for _, a := range net.GetAdditionalIps() {
+			ips = append(ips, a.GetIp())
+		}
+		for _, s := range ips {
+			if a, err := netip.ParseAddr(s); err == nil {
+				st.ips = append(st.ips, a.Unmap())
+			}
+		}
 	}
 	for _, ns := range info.RuntimeSpec.Linux.Namespaces {
 		if ns.Type == "network" && ns.Path != "" {

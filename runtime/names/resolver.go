@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -212,6 +213,18 @@ func (r *Resolver) Pid(pid uint32) (Identity, bool) {
 // pod's).
 func (r *Resolver) Dev(name string) (Identity, bool) {
 	v, ok := r.snap.Load().dev[name]
+	if !ok {
+		r.nudge()
+	}
+	return v, ok
+}
+
+// Addr returns the identity of the pod whose IP address a is, from the
+// CRI's pod sandbox statuses (its IP and additional IPs); IPv4-mapped IPv6
+// addresses are read as IPv4. Host-network pods' addresses are not theirs
+// alone and are not named.
+func (r *Resolver) Addr(a netip.Addr) (Identity, bool) {
+	v, ok := r.snap.Load().addr[a.Unmap()]
 	if !ok {
 		r.nudge()
 	}

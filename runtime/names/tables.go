@@ -1,6 +1,7 @@
 package names
 
 import (
+	"net/netip"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -13,8 +14,9 @@ type tables struct {
 	cgroup     map[uint64]Identity
 	pid        map[uint32]Identity
 	dev        map[string]Identity
-	netnsNames map[string]uint64 // `ip netns` name → inode
-	self       uint64            // the resolver's own network namespace
+	addr       map[netip.Addr]Identity // pod IPs (the CRI's)
+	netnsNames map[string]uint64       // `ip netns` name → inode
+	self       uint64                  // the resolver's own network namespace
 }
 
 // found is what one refresh's sources answered, for build to join.
@@ -42,6 +44,7 @@ func build(f found) (*tables, map[uint64]string) {
 		cgroup:     map[uint64]Identity{},
 		pid:        map[uint32]Identity{},
 		dev:        map[string]Identity{},
+		addr:       map[netip.Addr]Identity{},
 		netnsNames: f.ipnetns,
 		self:       f.proc.self,
 	}
@@ -70,6 +73,9 @@ func build(f found) (*tables, map[uint64]string) {
 			n.Container = names[0]
 		}
 		t.netns[p.Netns] = n
+		for _, a := range p.IPs {
+			t.addr[a] = n
+		}
 		podNetns[p.Netns] = true
 		paths[p.Netns] = p.NetnsPath
 	}
@@ -177,7 +183,7 @@ func (t *tables) equal(o *tables) bool {
 	}
 	return t.self == o.self &&
 		sameMap(t.netns, o.netns) && sameMap(t.cgroup, o.cgroup) &&
-		sameMap(t.pid, o.pid) && sameMap(t.dev, o.dev) && sameInodes(t.netnsNames, o.netnsNames)
+		sameMap(t.pid, o.pid) && sameMap(t.dev, o.dev) && sameMap(t.addr, o.addr) && sameInodes(t.netnsNames, o.netnsNames)
 }
 
 // sameMap reports whether two identity tables are equal.
