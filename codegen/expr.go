@@ -194,6 +194,8 @@ func (g *gen) expr(e lang.Expr) error {
 			return g.expr(e.Args[0])
 		case "pcap":
 			return g.pcap(e)
+		case stdlib.ScopeFunc:
+			return g.inScope(e)
 		case pcapfilter.LoadFunc:
 			return g.pcapLoad(e)
 		case pcapfilter.LenFunc:

@@ -363,7 +363,7 @@ func swap(name string, t types.Type) *Func {
 // id, 8 bytes each.
 const UsymSize = 16
 
-var funcIndex = byName(slices.Concat(Funcs, pcapFuncs), func(f *Func) string { return f.Name })
+var funcIndex = byName(slices.Concat(Funcs, pcapFuncs, scopeFuncs), func(f *Func) string { return f.Name })
 
 // LookupFunc finds a builtin function.
 func LookupFunc(name string) *Func { return funcIndex[name] }

@@ -103,6 +103,9 @@ func icmp(off, width int) Source {
 	return Source{Kind: SrcHeader, Layer: 4, Off4: off, Off6: off, Width: width, ICMPOnly: true, BigEndian: true}
 }
 
+// netnsPath reads the inode of the network namespace of the skb's device.
+func netnsPath() Source { return path("dev", "nd_net", "net", "ns", "inum") }
+
 func on(b Base, p ...string) Source { return Source{Kind: SrcSkbPath, Base: b, Path: p} }
 
 // Fields are the skb fields and context values, in the order -l prints them.
@@ -110,9 +113,12 @@ var Fields = []*Field{
 	{Name: "skb", Doc: "the packet, a typed pointer: skb->dev->name, skb->sk->...", Type: types.Type{Kind: types.Ptr}, Needs: NeedSkb, Src: path()},
 	{Name: "len", Doc: "skb->len: bytes of data in the skb", Type: types.U32, Needs: NeedSkb, Src: path("len")},
 	{Name: "mark", Doc: "skb->mark, the firewall mark", Type: types.Type{Kind: types.Int, Size: 4, Fmt: types.FmtHex}, Needs: NeedSkb, Src: path("mark")},
-	{Name: "dev", Doc: "name of skb->dev, the interface", Type: types.Str(16), Needs: NeedSkb, Src: path("dev", "name")},
+	{Name: "dev", Doc: "name of skb->dev, the interface; printed with the pod or container behind it where it is a host-side veth: veth3058d24e (default/web-0)", Type: types.Type{Kind: types.String, Size: 16, Fmt: types.FmtDev}, Needs: NeedSkb, Src: path("dev", "name")},
 	{Name: "ifindex", Doc: "skb->dev->ifindex", Type: types.S32, Needs: NeedSkb, Src: path("dev", "ifindex")},
-	{Name: "netns", Doc: "inode number of the device's network namespace", Type: types.U32, Needs: NeedSkb, Src: path("dev", "nd_net", "net", "ns", "inum")},
+	{Name: "netns", Doc: "inode number of the device's network namespace; printed with the pod, container or ip netns it is, where user space knows it: 4026532177 (default/web-0)", Type: types.Type{Kind: types.Int, Size: 4, Fmt: types.FmtNetns}, Needs: NeedSkb, Src: netnsPath()},
+	{Name: "pod", Doc: "the name of the Kubernetes pod whose network namespace the device is in (from the CRI, resolved in user space from netns); empty where it is no pod's; prints and keys maps, not compared: filter with --pod", Type: types.Type{Kind: types.Int, Size: 4, Fmt: types.FmtPod}, Needs: NeedSkb, Src: netnsPath()},
+	{Name: "podns", Doc: "the Kubernetes namespace of that pod (see pod)", Type: types.Type{Kind: types.Int, Size: 4, Fmt: types.FmtPodNS}, Needs: NeedSkb, Src: netnsPath()},
+	{Name: "container", Doc: "the containers in the device's network namespace: a pod's container names (comma-separated where several), or a podman or Docker container's name; empty where none (see pod)", Type: types.Type{Kind: types.Int, Size: 4, Fmt: types.FmtContainer}, Needs: NeedSkb, Src: netnsPath()},
 	{Name: "proto", Doc: "L3 protocol (skb->protocol): ipv4, ipv6, arp...; compared with an L4 name such as tcp it tests l4proto", Type: types.Type{Kind: types.Int, Size: 2, Fmt: types.FmtEtherType}, Needs: NeedSkb, Src: Source{Kind: SrcSkbPath, Path: []string{"protocol"}, BigEndian: true}},
 	{Name: "l4proto", Doc: "L4 protocol from the IP header: tcp, udp, icmp...", Type: types.Type{Kind: types.Int, Size: 1, Fmt: types.FmtIPProto}, Needs: NeedSkb, Src: Source{Kind: SrcHeader, Layer: 3, Off4: 9, Off6: 6, Width: 1}},
 	{Name: "ipver", Doc: "IP version from the IP header: 4 or 6, 0 for none", Type: types.U8, Needs: NeedSkb, Src: Source{Kind: SrcHeader, Layer: 3, Width: 1}},
@@ -147,7 +153,7 @@ var Fields = []*Field{
 	{Name: "probe", Doc: "the probe's name as bpftrace prints it: tracepoint:skb:kfree_skb (each tracepoint of a glob its own), kprobe:FUNC where a program traces functions (skb: included: the function the packet is in), kretprobe:FUNC on return probes (skbret: included), tracepoint:CAT:NAME where skb: falls back to tracepoints, BEGIN, interval:s:1; compared only with a string literal", Type: types.Type{Kind: types.Int, Size: 8, Fmt: types.FmtProbe}, Src: ctx()},
 	{Name: "func", Doc: "the traced kernel function; in uprobes, the user-space function's name", Type: types.Type{Kind: types.Int, Size: 8, Fmt: types.FmtKsym}, Needs: NeedFunc, Src: ctx()},
 	{Name: "cpu", Doc: "the CPU the event ran on", Type: types.U32, Src: ctx()},
-	{Name: "pid", Doc: "process id (the kernel's tgid)", Type: types.U32, Src: ctx()},
+	{Name: "pid", Doc: "process id (the kernel's tgid); print() shows the pod or container it runs in: 4242 (default/web-0)", Type: types.Type{Kind: types.Int, Size: 4, Fmt: types.FmtPid}, Src: ctx()},
 	{Name: "tid", Doc: "thread id", Type: types.U32, Src: ctx()},
 	{Name: "comm", Doc: "name of the current task", Type: types.Str(16), Src: ctx()},
 	{Name: "uid", Doc: "user id of the current task", Type: types.U32, Src: ctx()},

@@ -13,6 +13,7 @@ import (
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
 	"github.com/skbtrace/skbtrace/runtime/metrics"
+	"github.com/skbtrace/skbtrace/runtime/names"
 	"github.com/skbtrace/skbtrace/runtime/pipeline"
 	"github.com/skbtrace/skbtrace/runtime/session"
 	"github.com/skbtrace/skbtrace/scripts"
@@ -53,6 +54,12 @@ type options struct {
 	// bpfHops traces tc and XDP programs as hops of --filter, --timeline
 	// and --graph (--bpf-hops, on by default).
 	bpfHops bool
+	// scope is the pod filters: --pod, --namespace, --container, --netns.
+	scope names.Selector
+	// names resolves IDs to pods and containers (--names, on by default);
+	// criSocket is --cri-socket.
+	names     bool
+	criSocket string
 }
 
 func main() {
@@ -91,6 +98,12 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.metrics, "metrics", "", "while tracing, serve the maps to Prometheus on `ADDR` (:9464, 127.0.0.1:9464) at /metrics: counters, gauges, histograms, key parts as labels")
 	fs.IntVar(&o.metricsMaxSeries, "metrics-max-series", metrics.DefaultMaxSeries, "with --metrics, export at most `N` series of each map: the largest")
 	fs.BoolVar(&o.bpfHops, "bpf-hops", true, "with --filter, --timeline or --graph and no script: trace the tc and XDP programs on the path as hops, with their verdicts (fentry on BPF programs, where the kernel allows it); --bpf-hops=false leaves them out")
+	fs.StringArrayVar(&o.scope.Pods, "pod", nil, "trace the packets of the pods `NAMESPACE/NAME` (shell globs; NAME alone: any namespace; repeatable), those started while tracing too; alone, every hop of their packets")
+	fs.StringArrayVar(&o.scope.Namespaces, "namespace", nil, "trace the packets of the pods in Kubernetes namespace `NS` (globs, repeatable)")
+	fs.StringArrayVar(&o.scope.Containers, "container", nil, "trace the packets of the containers named `NAME` (Kubernetes, podman or Docker; globs, repeatable)")
+	fs.StringArrayVar(&o.scope.Netns, "netns", nil, "trace the packets of the network namespace `NS`: an ip netns name, a path (/proc/PID/ns/net) or an inode number (repeatable)")
+	fs.BoolVar(&o.names, "names", true, "name the pods, containers and ip netns behind network namespaces, host-side veths, addresses and processes in the output (from the CRI, podman, Docker and /proc); --names=false prints the IDs alone")
+	fs.StringVar(&o.criSocket, "cri-socket", "", "the container runtime's CRI `SOCKET` for pod names (default: $CONTAINER_RUNTIME_ENDPOINT, then containerd's, CRI-O's and k3s' usual sockets)")
 	fs.BoolVar(&o.tools, "tools", false, "list the bundled tools")
 	fs.BoolVar(&o.version, "version", false, "print the version")
 	fs.Usage = func() {}
@@ -147,8 +160,11 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	case o.snaplen == 0 || o.snaplen > codegen.MaxSnaplen:
 		o.snaplen = codegen.MaxSnaplen
 	}
+	if err := o.scope.Check(); err != nil {
+		return report(stderr, err)
+	}
 	src, req, err := pipeline.ScriptFor(pipeline.Request{Program: o.program, ProgramSet: o.programSet, Args: fs.Args(),
-		Filter: o.filter, Timeline: o.timeline, Graph: o.graph, Capture: o.write != "", BPFHops: o.bpfHops}, warner(stderr))
+		Filter: o.filter, Timeline: o.timeline, Graph: o.graph, Capture: o.write != "", BPFHops: o.bpfHops, Scoped: !o.scope.Empty()}, warner(stderr))
 	if err != nil {
 		return report(stderr, err)
 	}
@@ -181,7 +197,7 @@ flags:
 // positional parameters.
 func (o options) config(params []string, stderr io.Writer) pipeline.Config {
 	return pipeline.Config{BTFFile: o.btfFile, Params: params, Backend: o.backend, Events: o.events, BufferSize: o.bufSize,
-		Filter: o.filter, Capture: o.write != "", Snaplen: o.snaplen, Verbose: o.verbose, Warn: warner(stderr)}
+		Filter: o.filter, Capture: o.write != "", Snaplen: o.snaplen, Verbose: o.verbose, Warn: warner(stderr), Scope: !o.scope.Empty()}
 }
 
 // warner says the pipeline's lines on stderr.

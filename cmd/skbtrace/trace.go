@@ -144,7 +144,17 @@ func trace(o options, plan *pipeline.Plan, attached func(), stdout, stderr io.Wr
 	case bt && format == "text":
 		format = "bpftrace"
 	}
-	sess, err := plan.Start(w, session.Options{Format: format, DecimalOffsets: bt, Verbose: o.verbose, Capture: capture})
+	sopts := session.Options{Format: format, DecimalOffsets: bt, Verbose: o.verbose, Capture: capture}
+	if res := startNames(ctx, o, bt, stderr); res != nil {
+		defer res.Close()
+		if !bt {
+			sopts.Names = pipeline.Names(res)
+		}
+		if !o.scope.Empty() {
+			sopts.Scope = pipeline.Scope(res, o.scope)
+		}
+	}
+	sess, err := plan.Start(w, sopts)
 	if err != nil {
 		return report(stderr, err)
 	}
@@ -161,6 +171,9 @@ func trace(o options, plan *pipeline.Plan, attached func(), stdout, stderr io.Wr
 		if err := serveMetrics(msrv, o, sess, n, stderr); err != nil {
 			return report(stderr, err)
 		}
+	}
+	if !o.scope.Empty() && sess.Scoped() == 0 {
+		fmt.Fprintf(stderr, "skbtrace: no network namespace matches %s yet: its packets are traced from the first, once one does\n", describeScope(o.scope))
 	}
 	fmt.Fprintf(stderr, "skbtrace: tracing %d %s; Ctrl-C to end\n", n, plural(n, "probe"))
 	// exit() in the script ends tracing like Ctrl-C.

@@ -58,7 +58,18 @@ const (
 	FmtBuf           // a String holding buf()'s bytes: a length byte, then the bytes, printed as bpftrace prints a buffer (\x01 escapes)
 	FmtProbe         // the probe's name (bpftrace's probe): an index into the script's names, or a function's address (stdlib.ProbeFunc)
 	FmtUsym          // a String of 16 bytes: a user-space address and its process's id (usym), printed as the function that holds the address
+	FmtNetns         // a network namespace's inode, printed as the number and, where user space knows it, the pod, container or ip netns it is: 4026532177 (default/web-0)
+	FmtPod           // a network namespace's inode, printed as the name of the pod it is (pod); "" where it is no pod's
+	FmtPodNS         // a network namespace's inode, printed as the Kubernetes namespace of the pod it is (podns)
+	FmtContainer     // a network namespace's inode, printed as the names of the containers in it (container)
+	FmtPid           // a process id, printed as the number and the pod or container it runs in: 4242 (default/web-0)
+	FmtDev           // a String: an interface's name, and the pod or container behind it where it is a host-side veth: veth3058d24e (default/web-0)
 )
+
+// Named reports whether values of this format are names user space
+// resolves from an ID (FmtPod, FmtPodNS, FmtContainer): printed as text,
+// never compared in BPF.
+func (f Fmt) Named() bool { return f == FmtPod || f == FmtPodNS || f == FmtContainer }
 
 // AggKind is the aggregation a map holds.
 type AggKind uint8

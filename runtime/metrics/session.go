@@ -3,6 +3,7 @@ package metrics
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/lang/types"
@@ -28,8 +29,16 @@ func (s sessionSource) Maps() []Map {
 // describe says how a map is exported, or why it is not.
 func describe(l *codegen.MapLayout) Map {
 	m := Map{Name: l.Name}
-	for _, k := range l.Keys {
+	for i, k := range l.Keys {
 		m.Keys = append(m.Keys, k.Name)
+		if m.NetnsKey == 0 && k.Type.Kind == types.Int && k.Type.Fmt == types.FmtNetns {
+			m.NetnsKey = i + 1
+		}
+	}
+	if m.NetnsKey > 0 {
+		// The pod's labels: a namespace has one pod, so they add no
+		// series, and --metrics-max-series bounds them as before.
+		m.Keys = append(m.Keys, "namespace", "pod")
 	}
 	for _, k := range l.Keys {
 		switch k.Type.Kind {
@@ -85,6 +94,11 @@ func (s sessionSource) Read(m Map) ([]Series, error) {
 	if err != nil {
 		return nil, err
 	}
+	if m.NetnsKey > 0 {
+		for i, e := range entries {
+			entries[i].Keys = append(e.Keys, s.podLabels(e.Keys[m.NetnsKey-1])...)
+		}
+	}
 	if m.Kind != Histogram {
 		out := make([]Series, 0, len(entries))
 		for _, e := range entries {
@@ -106,6 +120,17 @@ func (s sessionSource) Read(m Map) ([]Series, error) {
 		out[i].Buckets[int(e.Bucket)] += uint64(e.Value)
 	}
 	return out, nil
+}
+
+// podLabels are the namespace and pod labels of a netns key's value: the
+// pod's, or empty where the namespace is no pod's (or not known yet).
+func (s sessionSource) podLabels(netns string) []string {
+	inode, err := strconv.ParseUint(netns, 10, 64)
+	if err != nil {
+		return []string{"", ""}
+	}
+	n, _ := s.sess.NetnsName(inode)
+	return []string{n.Namespace, n.Pod}
 }
 
 // labelKey joins label values into one string no two label sets share.

@@ -23,8 +23,13 @@ type Map struct {
 	Kind Kind
 	// Why says, for Skip, what keeps it from being a metric.
 	Why string
-	// Keys are its key parts' expressions as written: reason, args.saddr.
+	// Keys are its key parts' expressions as written: reason, args.saddr;
+	// then, where a key is a network namespace (netns), "namespace" and
+	// "pod": the labels of the pod it is.
 	Keys []string
+	// NetnsKey is 1 + the index of the key whose pod the namespace and
+	// pod labels name; 0 without one.
+	NetnsKey int
 	// Bounds, for a histogram, is each bucket's upper bound, by bucket
 	// index: the largest integer it holds (the last is +Inf).
 	Bounds []float64

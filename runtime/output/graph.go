@@ -42,6 +42,8 @@ type gBlock struct {
 	// frame: an XDP frame's block, keyed by its xdp_buff: a program's
 	// entry after its return is the next frame's.
 	frame bool
+	// pods are the pods and containers its records were in.
+	pods trail
 }
 
 // gLine is a line of a block: an open call, a leaf (a call that returned
@@ -84,6 +86,7 @@ func (gr *graph) add(p *Printer, ev *codegen.Event, b []byte) {
 	k := graphKey{u(codegen.PrintSkb), u(codegen.PrintCPU)}
 	blk := gr.open.get(k, ev.Frame && !ev.Return, func() *gBlock { return &gBlock{first: u(codegen.PrintTime), json: gr.json, frame: ev.Frame} })
 	blk.seen = time.Now()
+	blk.pods.add(p, ev, b)
 	name := p.where(ev, b)
 	l := &gLine{name: name}
 	if gr.json {
@@ -202,7 +205,7 @@ func (blk *gBlock) appendTo(dst []byte, k graphKey, boot time.Time) []byte {
 		dst = append(dst, " at "...)
 		dst = boot.Add(time.Duration(blk.first)).AppendFormat(dst, "15:04:05.000000")
 	}
-	dst = append(dst, '\n')
+	dst = append(blk.pods.appendText(dst), '\n')
 	for _, l := range blk.lines {
 		start := len(dst)
 		if l.hasD {

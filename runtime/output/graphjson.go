@@ -93,6 +93,7 @@ func (blk *gBlock) appendJSON(dst []byte, k graphKey, boot time.Time) []byte {
 	if blk.frame {
 		dst = append(dst, `,"frame":true`...)
 	}
+	dst = blk.pods.appendJSON(dst)
 	dst = strconv.AppendUint(append(dst, `,"skb":"0x`...), k.skb, 16)
 	if !boot.IsZero() {
 		dst = append(dst, `","time":"`...)

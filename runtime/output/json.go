@@ -11,7 +11,9 @@ import (
 
 // jsonFormat is -f json: one JSON object a line, keys in json.Marshal's
 // order. print's records are {"cpu", "data", "func", "skb", "time",
-// "type": "event"}, printf's, cat's and join's lines bpftrace's {"data",
+// "type": "event"}, with "container", "namespace" and "pod" where the
+// record's network namespace (or device, or process) is a pod's or a
+// container's, printf's, cat's and join's lines bpftrace's {"data",
 // "type": "printf"|"cat"|"join"}, maps {"type": "map"|"hist", "data":
 // {"@name": ...}}.
 type jsonFormat struct{ p *Printer }
@@ -22,10 +24,14 @@ func (f jsonFormat) Record(dst []byte, ev *codegen.Event, b []byte) []byte {
 	p := f.p
 	u := func(off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
 	where := p.where(ev, b)
+	n, _ := p.eventName(ev, b)
 	dst = strconv.AppendUint(append(dst, `{"cpu":`...), u(codegen.PrintCPU), 10)
+	dst = appendJSONName(dst, n, "container")
 	dst = p.appendJSONData(append(dst, `,"data":`...), where, ev, b)
 	dst = append(dst, `,"func":`...)
 	dst = appendJSONString(dst, where)
+	dst = appendJSONName(dst, n, "namespace")
+	dst = appendJSONName(dst, n, "pod")
 	dst = strconv.AppendUint(append(dst, `,"skb":"0x`...), u(codegen.PrintSkb), 16)
 	dst = append(dst, `","time":"`...)
 	dst = p.boot.Add(time.Duration(u(codegen.PrintTime))).AppendFormat(dst, time.RFC3339Nano)

@@ -56,7 +56,7 @@ func (f *Values) formatKey(l *codegen.MapLayout, key []byte, parts bool) (string
 	}
 	out := make([]string, len(l.Keys))
 	for i, p := range l.Keys {
-		out[i] = f.value(p.Type, key[p.Offset:p.Offset+p.Size])
+		out[i] = string(f.appendNamed(nil, p.Type, key[p.Offset:p.Offset+p.Size]))
 	}
 	whole := "[" + strings.Join(out, ", ") + "]"
 	if !parts {

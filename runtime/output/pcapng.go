@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/skbtrace/skbtrace/codegen"
@@ -44,6 +45,8 @@ type pcapngWriter struct {
 	ifaces  map[iface]uint32
 	// block and comment are reused for every block written.
 	block, comment []byte
+	// vals names the network namespaces in the comments (pod=default/web-0).
+	vals *Values
 }
 
 func newPcapngWriter(w io.Writer, snaplen int, boot time.Time) (*pcapngWriter, error) {
@@ -154,10 +157,31 @@ func (pw *pcapngWriter) frame(rec []byte, where string) error {
 	c = strconv.AppendUint(c, u(codegen.PrintSkb), 16)
 	c = strconv.AppendUint(append(c, " mark=0x"...), uint64(uint32(u(codegen.CaptureMark))), 16)
 	c = strconv.AppendUint(append(c, " netns="...), uint64(k.netns), 10)
+	if n, ok := pw.vals.NetnsName(uint64(k.netns)); ok {
+		c = appendNameComment(c, n)
+	}
 	pw.comment = c
 	b = appendOption(b, optComment, c)
 	b = appendOption(b, optEnd, nil)
 	return pw.finish(b)
+}
+
+// appendNameComment appends what a hop's comment says of its network
+// namespace's name: " pod=default/web-0 container=web", " container=podman:web"
+// or " netns-name=blue".
+func appendNameComment(c []byte, n Name) []byte {
+	switch {
+	case n.Pod != "":
+		c = append(append(append(append(c, " pod="...), n.Namespace...), '/'), n.Pod...)
+		if n.Container != "" {
+			c = append(append(c, " container="...), n.Container...)
+		}
+	case n.Container != "":
+		c = append(append(c, " container="...), n.Label...)
+	case n.Label != "":
+		c = append(append(c, " netns-name="...), strings.TrimPrefix(n.Label, "netns:")...)
+	}
+	return c
 }
 
 // Flush writes out what is buffered.

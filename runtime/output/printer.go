@@ -107,6 +107,7 @@ func New(w io.Writer, events []*codegen.Event, cfg Config) (*Printer, error) {
 		if p.pcap, err = newPcapngWriter(cfg.Capture, cfg.Snaplen, v.boot); err != nil {
 			return nil, fmt.Errorf("write the pcapng header: %w", err)
 		}
+		p.pcap.vals = v
 	}
 	return p, nil
 }

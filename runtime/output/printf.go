@@ -25,7 +25,7 @@ func (p *Printer) printf(dst []byte, ev *codegen.Event, b []byte) []byte {
 			dst = appendStrftime(dst, v.flags, p.boot.Add(time.Duration(binary.LittleEndian.Uint64(raw))))
 		case 's':
 			start := len(dst)
-			dst = p.fmt.appendValue(dst, a.Type, raw)
+			dst = p.fmt.appendNamed(dst, a.Type, raw)
 			dst = v.pad(dst, start)
 		case 'r':
 			start := len(dst)

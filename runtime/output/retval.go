@@ -47,5 +47,5 @@ func (p *Printer) appendArg(dst []byte, where string, a codegen.EventArg, raw []
 		rc, ok := p.rets[where]
 		return appendRet(dst, rc, ok, raw)
 	}
-	return p.fmt.appendValue(dst, a.Type, raw)
+	return p.fmt.appendNamed(dst, a.Type, raw)
 }

@@ -39,6 +39,10 @@ type tlBlock struct {
 	closed bool
 	// frame: the block is an XDP frame's, keyed by its xdp_buff.
 	frame bool
+	// head is where the text header's line ends in lines; pods the pods
+	// and containers its hops were in, which the header names.
+	head int
+	pods trail
 }
 
 func newTimeline(boot time.Time, json bool) *timeline { return &timeline{boot: boot, json: json} }
@@ -65,10 +69,12 @@ func (tl *timeline) add(p *Printer, ev *codegen.Event, b []byte) {
 		blk.lines = strconv.AppendUint(blk.lines, skb, 16)
 		blk.lines = append(blk.lines, " at "...)
 		blk.lines = p.boot.Add(time.Duration(now)).AppendFormat(blk.lines, "15:04:05.000000")
+		blk.head = len(blk.lines)
 		blk.lines = append(blk.lines, '\n')
 		return blk
 	})
 	blk.seen = time.Now()
+	blk.pods.add(p, ev, b)
 	if tl.json {
 		blk.addJSON(p, name, ev, b)
 	} else {
@@ -92,7 +98,8 @@ func (tl *timeline) flush(dst []byte, quietSince time.Time, all bool) []byte {
 		if tl.json {
 			return blk.appendJSON(dst, skb, tl.boot)
 		}
-		return append(append(dst, blk.lines...), '\n')
+		dst = blk.pods.appendText(append(dst, blk.lines[:blk.head]...))
+		return append(append(dst, blk.lines[blk.head:]...), '\n')
 	})
 }
 

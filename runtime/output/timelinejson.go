@@ -21,7 +21,8 @@ import (
 // reason (kfree_skb's tracepoint, a drop function's skb: probe), is the
 // last such hop's function, reason, and location (a value named location
 // or ksym(location)), as jq finds them: select(.drop).drop.reason. An XDP
-// frame's block (its skb the frame's xdp_buff) has "frame":true.
+// frame's block (its skb the frame's xdp_buff) has "frame":true. "pods"
+// are the pods and containers its hops were in, in order, where known.
 
 // addJSON appends a hop's object to the block, and takes it as the drop
 // where it has a reason.
@@ -69,6 +70,7 @@ func (blk *tlBlock) appendJSON(dst []byte, skb uint64, boot time.Time) []byte {
 		dst = append(dst, `"frame":true,`...)
 	}
 	dst = append(append(append(dst, `"hops":[`...), blk.lines...), ']')
+	dst = blk.pods.appendJSON(dst)
 	dst = strconv.AppendUint(append(dst, `,"skb":"0x`...), skb, 16)
 	dst = append(dst, `","time":"`...)
 	dst = boot.Add(time.Duration(blk.first)).AppendFormat(dst, time.RFC3339Nano)

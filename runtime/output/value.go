@@ -39,6 +39,9 @@ type Values struct {
 	offsetBase int
 	// probeNames are the names probe values index (codegen.Output).
 	probeNames []string
+	// names, where set, resolves network namespaces, processes, devices
+	// and addresses to pods and containers (names.go).
+	names Names
 }
 
 // value formats a value of any type from its bytes in a record or map
@@ -87,6 +90,9 @@ func (f *Values) appendValue(dst []byte, t types.Type, raw []byte) []byte {
 		return f.appendTuple(dst, t, raw)
 	}
 	v := binary.LittleEndian.Uint64(raw)
+	if t.Fmt.Named() {
+		return f.appendResolved(dst, t.Fmt, v&0xffffffff)
+	}
 	if t.Kind == types.Ptr {
 		return strconv.AppendUint(append(dst, "0x"...), v, 16)
 	}
@@ -97,7 +103,7 @@ func (f *Values) appendValue(dst []byte, t types.Type, raw []byte) []byte {
 // as arrays of frames, the rest as value formats them.
 func (f *Values) jsonValue(t types.Type, raw []byte) any {
 	switch {
-	case t.Kind == types.Int && t.Fmt == types.FmtDec:
+	case t.Kind == types.Int && (t.Fmt == types.FmtDec || t.Fmt == types.FmtNetns || t.Fmt == types.FmtPid):
 		v := binary.LittleEndian.Uint64(raw)
 		if t.Signed {
 			return int64(v)

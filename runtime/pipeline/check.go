@@ -44,6 +44,11 @@ func checkScript(cfg Config, script *lang.Script, types func() (check.BTF, error
 			return nil, nil, errors.New("--filter: no probe of the script has an skb to filter")
 		}
 	}
+	if cfg.Scope {
+		if script, changed = passes.Scope(script, skb); !changed {
+			return nil, nil, errors.New("--pod, --namespace, --container and --netns choose the packets of network namespaces: no probe of the script runs on packets or in a process")
+		}
+	}
 	switch captures := passes.CallsCapture(script); {
 	case !cfg.Capture && captures:
 		return nil, nil, errors.New("capture() writes to the file of -w FILE: give one")

@@ -21,6 +21,10 @@ type Config struct {
 	// (passes.Capture), and capture() is allowed.
 	Filter  string
 	Capture bool
+	// Scope is set by the pod filters (--pod, --namespace, --container,
+	// --netns): every probe on events tests its network namespace against
+	// codegen.ScopeMap (passes.Scope), which the session keeps current.
+	Scope bool
 	// Snaplen is how many bytes of each packet -w writes.
 	Snaplen int
 	// Verbose says more (-v): timings, what the kernel lacks.

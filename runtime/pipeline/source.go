@@ -22,7 +22,14 @@ type Request struct {
 	// --graph and -w; BPFHops is --bpf-hops.
 	Filter                            string
 	Timeline, Graph, Capture, BPFHops bool
+	// Scoped is set by the pod filters (--pod...): alone, they trace
+	// every hop of their pods' packets, as --filter ScopedFilter does.
+	Scoped bool
 }
+
+// ScopedFilter is the filter the pod filters trace with where nothing else
+// says what to trace: every packet of the pods (IPv4, IPv6 and ARP).
+const ScopedFilter = "ip or ip6 or arp"
 
 // ScriptFor finds the script a request runs: -e's, a file's or a bundled
 // tool's (its parameters in Source.Params), or the one --graph, --filter
@@ -32,6 +39,9 @@ type Request struct {
 // a graph. src is nil where the request names no script: the caller says
 // how to use it.
 func ScriptFor(r Request, warn func(string)) (src *lang.Source, _ Request, err error) {
+	if r.Scoped && r.Filter == "" && !r.ProgramSet && len(r.Args) == 0 && !r.Graph {
+		r.Filter = ScopedFilter
+	}
 	if r.Filter != "" {
 		if err := CheckFilter(r.Filter); err != nil {
 			return nil, r, err

@@ -33,6 +33,10 @@ type MapEntry struct {
 	Text string
 }
 
+// NetnsName is the pod, container or ip netns a network namespace is, by
+// inode, where the session's names know it (Options.Names).
+func (s *Session) NetnsName(inode uint64) (output.Name, bool) { return s.fmt.NetnsName(inode) }
+
 // Maps are the layouts of the script's maps, in the order the script
 // names them (codegen.Output.MapLayouts): what ReadMap reads.
 func (s *Session) Maps() []*codegen.MapLayout { return s.out.MapLayouts }
@@ -51,7 +55,12 @@ func (s *Session) ReadMap(l *codegen.MapLayout) ([]MapEntry, error) {
 	if s.coll == nil {
 		return nil, errors.New("read @" + l.Name + ": the session is closed")
 	}
-	entries, err := s.readMapWith(s.fmt, l, true)
+	// Keys are the IDs alone: a label's value does not change as names
+	// are learnt (NetnsName gives them).
+	if s.plain == nil {
+		s.plain = s.fmt.Plain()
+	}
+	entries, err := s.readMapWith(s.plain, l, true)
 	if err != nil {
 		return nil, err
 	}

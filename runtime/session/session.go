@@ -26,8 +26,10 @@ type Session struct {
 	links []link.Link
 	// profiles are the profile probes' perf events.
 	profiles []*profileEvents
-	// fmt formats values: the printer's, and map keys read for metrics.
-	fmt *output.Values
+	// fmt formats values: the printer's; plain, the same without names,
+	// map keys read for metrics (ReadMap).
+	fmt   *output.Values
+	plain *output.Values
 	// pr prints the records and the maps in the chosen format.
 	pr *output.Printer
 	// events reads the ring buffer; done reports the reader's end.
@@ -55,6 +57,8 @@ type Session struct {
 	// them, are the programs loaded before.
 	lateEv   *output.Late
 	bpfKnown map[uint32]bool
+	// scope keeps the pod filters' map current (scope.go); nil without.
+	scope *scopeKeeper
 }
 
 // FuncStats is what attaching skb: probes to functions came to, or nil.
@@ -125,6 +129,12 @@ type Options struct {
 	// codegen option's) bytes at most each.
 	Capture io.Writer
 	Snaplen int
+	// Names annotates network namespaces, devices, addresses and
+	// processes with their pods and containers (nil: IDs alone).
+	Names output.Names
+	// Scope is what the pod filters let through, where the script tests
+	// it (pipeline.Config.Scope).
+	Scope *Scope
 	// KernelTypes gives the kernel's type IDs of tracing programs'
 	// targets, so that loading them needs not decode the kernel's whole
 	// BTF (LoadWith); nil: cilium/ebpf finds them there.
@@ -157,6 +167,7 @@ func Start(out *codegen.Output, w io.Writer, opts Options) (_ *Session, err erro
 		s.warn = func(string, ...any) {}
 	}
 	s.fmt.SetProbeNames(out.ProbeNames)
+	s.fmt.SetNames(opts.Names)
 	if opts.DecimalOffsets {
 		s.fmt.DecimalOffsets()
 	}
@@ -182,6 +193,10 @@ func Start(out *codegen.Output, w io.Writer, opts Options) (_ *Session, err erro
 			s.Close()
 			return nil, fmt.Errorf("set the start time: %w", err)
 		}
+	}
+	if err := s.keepScope(opts.Scope); err != nil {
+		s.Close()
+		return nil, err
 	}
 	warmProgRun(out)
 	for _, p := range out.Programs {
@@ -276,6 +291,9 @@ func (s *Session) every(period time.Duration, tick func() (done bool)) {
 // Close detaches every program and frees the maps. The links may be
 // closed by a helper process after Close returns (release).
 func (s *Session) Close() {
+	if s.scope != nil {
+		s.scope.close()
+	}
 	s.Detach()
 	s.release()
 	if s.coll != nil {

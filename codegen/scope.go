@@ -1,0 +1,44 @@
+package codegen
+
+import (
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/skbtrace/skbtrace/lang"
+)
+
+// ScopeMap holds the network namespaces --pod, --namespace, --container
+// and --netns let through, by inode (a u32 key, a u8 value of 1): the
+// predicate in_scope(netns) that passes.Scope writes into every skb probe
+// looks its argument up there. User space fills it before the programs
+// attach and keeps it current while tracing, as pods come and go.
+const ScopeMap = "scope"
+
+// ScopeEntries bounds ScopeMap: network namespaces on one node.
+const ScopeEntries = 16384
+
+func (ms *mapSet) scopeMap() {
+	if _, ok := ms.specs[ScopeMap]; !ok {
+		ms.specs[ScopeMap] = &ebpf.MapSpec{Name: ScopeMap, Type: ebpf.Hash, KeySize: 4, ValueSize: 1, MaxEntries: ScopeEntries}
+	}
+}
+
+// inScope compiles in_scope(inode): 1 where ScopeMap holds the inode, 0
+// where it does not.
+func (g *gen) inScope(c *lang.CallExpr) error {
+	g.maps.scopeMap()
+	key, err := g.frame.alloc(8)
+	if err != nil {
+		return err
+	}
+	if err := g.expr(c.Args[0]); err != nil {
+		return err
+	}
+	g.vs.pop(asm.R0)
+	g.emit(asm.StoreMem(asm.RFP, key, asm.R0, asm.Word))
+	g.lookup(ScopeMap, key)
+	out := g.label("scope_out")
+	g.emit(asm.JEq.Imm(asm.R0, 0, out), asm.Mov.Imm(asm.R0, 1))
+	g.mark(out)
+	return g.vs.push(asm.R0)
+}

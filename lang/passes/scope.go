@@ -1,0 +1,66 @@
+package passes
+
+import (
+	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/stdlib"
+)
+
+// Scope returns the script with the pod filters' test (--pod, --namespace,
+// --container, --netns) ANDed in front of the predicate of every probe that
+// runs on an event: scope.netns(INODE), true where the network namespace
+// is one the filters let through (codegen.ScopeMap, which user space keeps
+// current). INODE is, in a probe with an skb, the network namespace of its
+// device, or of its socket where it has no device yet (the first
+// functions a packet sent meets); in any other probe of a function,
+// tracepoint or uprobe, the current task's. BEGIN, END, interval and
+// profile probes are left alone. It reports whether a probe changed; s is
+// not changed.
+func Scope(s *lang.Script, skb func(*lang.Probe) bool) (*lang.Script, bool) {
+	return eachProbe(s, func(p *lang.Probe) *lang.Probe {
+		var inode lang.Expr
+		at := p.At
+		switch {
+		case skb(p):
+			dev := &lang.Ident{At: at, Name: "netns"}
+			sk := chain(at, &lang.Ident{At: at, Name: "skb"}, "->sk", "->__sk_common", ".skc_net", ".net", "->ns", ".inum")
+			inode = &lang.CondExpr{At: at, Cond: dev, Then: &lang.Ident{At: at, Name: "netns"}, Else: sk}
+		case onEvents(p):
+			inode = chain(at, &lang.Ident{At: at, Name: "curtask"}, "->nsproxy", "->net_ns", "->ns", ".inum")
+		default:
+			return p
+		}
+		var x lang.Expr = &lang.CallExpr{At: at, Name: stdlib.ScopeFunc, NameSpan: at, Args: []lang.Expr{inode}}
+		if p.Pred != nil {
+			x = &lang.BinaryExpr{At: p.Pred.Span(), Op: "&&", OpSpan: at, X: x, Y: &lang.ParenExpr{At: p.Pred.Span(), X: p.Pred}}
+		}
+		cp := *p
+		cp.Pred = x
+		return &cp
+	})
+}
+
+// onEvents reports whether a probe runs on the kernel's or a process's
+// events (a function, a tracepoint, a uprobe, a BPF program), not on
+// BEGIN, END, a timer or a CPU profile.
+func onEvents(p *lang.Probe) bool {
+	for _, s := range p.Specs {
+		switch s.Kind {
+		case lang.ProbeBegin, lang.ProbeEnd, lang.ProbeInterval, lang.ProbeProfile:
+			return false
+		}
+	}
+	return true
+}
+
+// chain builds x->a.b...: each step "->name" or ".name".
+func chain(at lang.Span, x lang.Expr, steps ...string) lang.Expr {
+	for _, s := range steps {
+		arrow := s[0] == '-'
+		name := s[1:]
+		if arrow {
+			name = s[2:]
+		}
+		x = &lang.FieldExpr{At: at, X: x, Name: name, NameSpan: at, Arrow: arrow}
+	}
+	return x
+}
