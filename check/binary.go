@@ -79,6 +79,11 @@ func (c *checker) binary(e *lang.BinaryExpr) types.Type {
 // `proto == tcp` tests the L4 protocol, and an enum compared with a string
 // compares with the enumerator of that name (`reason == "NO_SOCKET"`).
 func (c *checker) equality(e *lang.BinaryExpr, x, y types.Type) types.Type {
+	if (x.IsInt() && x.Fmt.Named()) || (y.IsInt() && y.Fmt.Named()) {
+		c.errorf(lang.Node(nameNode{e.OpSpan}), "choose pods with --pod NAMESPACE/NAME, --namespace NS or --container NAME: they let only those pods' packets through",
+			"pod, podns and container are names user space finds after the event, and are not compared in the kernel")
+		return types.Bad
+	}
 	// A parameter compared with a string is its text: `$1 == "-c"` is
 	// false, not an error, when $1 is missing or a number.
 	if x.IsInt() && y.Kind == types.String {

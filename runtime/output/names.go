@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"net/netip"
+	"strconv"
 
 	"github.com/cilium/ebpf/btf"
 
@@ -52,20 +53,26 @@ func (f *Values) NetnsName(inode uint64) (Name, bool) {
 }
 
 // appendResolved appends the name a FmtPod, FmtPodNS or FmtContainer value
-// stands for: the pod's name, its Kubernetes namespace, its containers;
-// nothing where the namespace is no pod's or not known (yet).
+// stands for: the pod's name, its Kubernetes namespace, its containers.
+// Where the namespace is no pod's, pod prints what it is (podman:web,
+// netns:blue) or netns:INODE, so that map keys of different namespaces
+// stay apart, and podns and container print "-" (container: a podman or
+// Docker container's name where it is one).
 func (f *Values) appendResolved(dst []byte, fm types.Fmt, inode uint64) []byte {
-	n, ok := f.NetnsName(inode)
-	if !ok {
-		return dst
-	}
-	switch fm {
-	case types.FmtPod:
+	n, _ := f.NetnsName(inode)
+	switch {
+	case fm == types.FmtPod && n.Pod != "":
 		return append(dst, n.Pod...)
-	case types.FmtPodNS:
+	case fm == types.FmtPod && n.Label != "":
+		return append(dst, n.Label...)
+	case fm == types.FmtPod:
+		return strconv.AppendUint(append(dst, "netns:"...), inode, 10)
+	case fm == types.FmtPodNS && n.Namespace != "":
 		return append(dst, n.Namespace...)
+	case fm == types.FmtContainer && n.Container != "":
+		return append(dst, n.Container...)
 	}
-	return append(dst, n.Container...)
+	return append(dst, '-')
 }
 
 // nameOfValue is the name a value of a named format stands for: a netns
