@@ -91,7 +91,7 @@ func TestFilterFlag(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	hops := map[string]int{}
-	line := regexp.MustCompile(`^\S+ +\d+ 0x[0-9a-f]+ (\w+) +dev=v[12] netns=\d+ mark=0x[0-9a-f]+ pkt=IP 10\.200\.6\.1\.\d+ > 10\.200\.6\.2\.4748: UDP, length 10$`)
+	line := regexp.MustCompile(`^\S+ +\d+ 0x[0-9a-f]+ (\w+) +dev=v[12] netns=\d+(?: \(netns:skbt6[ab]\))? mark=0x[0-9a-f]+ pkt=IP 10\.200\.6\.1\.\d+ > 10\.200\.6\.2\.4748: UDP, length 10$`)
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		m := line.FindStringSubmatch(l)
 		if m == nil {

@@ -325,7 +325,7 @@ func TestTunnelFilters(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errs)
 		}
-		line := regexp.MustCompile(`^\S+ +\d+ 0x[0-9a-f]+ (\w+) +dev=(u[12]) netns=\d+ mark=0x0 pkt=IP 10\.201\.20\.1\.\d+ > 10\.201\.20\.2\.4789: VXLAN, flags \[I\] \(0x08\), vni 42 IP 192\.168\.42\.1\.\d+ > 192\.168\.42\.2\.9: UDP, length 10$`)
+		line := regexp.MustCompile(`^\S+ +\d+ 0x[0-9a-f]+ (\w+) +dev=(u[12]) netns=\d+(?: \(netns:\w+\))? mark=0x0 pkt=IP 10\.201\.20\.1\.\d+ > 10\.201\.20\.2\.4789: VXLAN, flags \[I\] \(0x08\), vni 42 IP 192\.168\.42\.1\.\d+ > 192\.168\.42\.2\.9: UDP, length 10$`)
 		hops := map[string]int{}
 		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 			m := line.FindStringSubmatch(l)
