@@ -3,7 +3,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GO      ?= go
 PREFIX  ?= /usr/local
 
-.PHONY: build build-arm64 test vmtest fuzz bench install vet clean image release
+.PHONY: build build-arm64 test vmtest fuzz bench install vet clean image release k8s-bins
 
 # build writes ./skbtrace for this machine; with GOARCH set to another
 # architecture (make build GOARCH=arm64, or make build-arm64) it writes
@@ -47,8 +47,14 @@ vet:
 # Tests need root and the kernel's BTF: they check scripts against the
 # running kernel. Packages run one at a time (-p 1): tracepoints are global,
 # and one package's traffic must not show up in another's trace.
-test: vet
+test: vet k8s-bins
 	$(GO) test -count=1 -p 1 ./...
+
+# k8s-bins builds kube-apiserver and kubelet (v1.37.2, from the Go module
+# proxy) for internal/k8stest's clusters, once: they are cached in
+# ~/.cache/skbtrace-k8s/VERSION (SKBTRACE_K8S_CACHE). Cold, ~5 minutes.
+k8s-bins:
+	GO=$(GO) test/k8s/bins.sh
 
 # vmtest boots stock Debian kernels (VMKERNELS: 5.10 from bullseye, 6.1 from
 # bookworm, 6.12 from bookworm-backports, 6.12-arm64 from bookworm-backports in

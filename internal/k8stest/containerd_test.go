@@ -18,7 +18,7 @@ import (
 // then that the cleanup leaves nothing.
 func TestContainerdPods(t *testing.T) {
 	needRoot(t)
-	before := hostSnapshot()
+	before := lockedSnapshot(t)
 	t.Run("pods", func(t *testing.T) {
 		start := time.Now()
 		c := Containerd(t)
@@ -90,6 +90,17 @@ type snapshot struct {
 	sysctls string
 }
 
+// lockedSnapshot is hostSnapshot taken under the containerd lock.
+func lockedSnapshot(t *testing.T) snapshot {
+	t.Helper()
+	unlock, err := lockFile(containerdLock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	return hostSnapshot()
+}
+
 func hostSnapshot() snapshot {
 	var s snapshot
 	ifs, _ := net.Interfaces()
@@ -105,8 +116,15 @@ func hostSnapshot() snapshot {
 }
 
 // checkClean fails the test if anything of the harness stays on the host.
+// It holds the containerd lock meanwhile: another test's containerd is
+// not ours.
 func checkClean(t *testing.T, before snapshot) {
 	t.Helper()
+	unlock, err := lockFile(containerdLock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
 	after := hostSnapshot()
 	if after.links != before.links {
 		t.Errorf("interfaces before: %s\nafter: %s", before.links, after.links)

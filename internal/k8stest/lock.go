@@ -19,9 +19,19 @@ const lockTimeout = 15 * time.Minute
 // cleanup).
 func flock(t testing.TB, path string) {
 	t.Helper()
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
+	unlock, err := lockFile(path)
 	if err != nil {
 		t.Fatal(err)
+	}
+	t.Cleanup(unlock)
+}
+
+// lockFile takes an exclusive lock on path, waiting at most lockTimeout;
+// unlock releases it.
+func lockFile(path string) (unlock func(), err error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
+	if err != nil {
+		return nil, err
 	}
 	err = poll("lock "+path+" (held by another test's containerd)", lockTimeout, 100*time.Millisecond, func() (bool, error) {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
@@ -32,7 +42,7 @@ func flock(t testing.TB, path string) {
 	})
 	if err != nil {
 		f.Close()
-		t.Fatal(err)
+		return nil, err
 	}
-	t.Cleanup(func() { f.Close() })
+	return func() { f.Close() }, nil
 }
