@@ -31,8 +31,10 @@ func createError(err error, ns string) error {
 // getError says in the user's terms why the target could not be read.
 func getError(err error, t target, ns string) error {
 	switch {
+	case apierrors.IsNotFound(err) && t.kind == kindPod:
+		return fmt.Errorf("pod %q not found in namespace %q", t.name, ns)
 	case apierrors.IsNotFound(err):
-		return fmt.Errorf("%s not found", t.describe(ns))
+		return fmt.Errorf("node %q not found", t.name)
 	case apierrors.IsForbidden(err) && t.kind == kindPod:
 		return fmt.Errorf("RBAC forbids reading pods in namespace %q: %s (%v)", ns, rbacHint, err)
 	case apierrors.IsForbidden(err):

@@ -21,7 +21,7 @@ func (s *session) follow() (int, error) {
 	done := make(chan error, 1)
 	go func() { done <- s.stream(sctx) }()
 	var streamErr error
-	stopped := false
+	stopped, killed := false, false
 	select {
 	case streamErr = <-done:
 	case <-s.stop:
@@ -37,12 +37,16 @@ func (s *session) follow() (int, error) {
 			scancel()
 			<-done
 		case <-s.kill:
+			killed = true
 			scancel()
 			<-done
 		}
 	}
 	wait := 10 * time.Second
-	if stopped {
+	switch {
+	case killed:
+		wait = 0
+	case stopped:
 		wait = 3 * time.Second
 	}
 	cs, reason := s.terminated(wait)

@@ -7,6 +7,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -70,6 +71,10 @@ func connect(o *options) (kubernetes.Interface, *rest.Config, string, error) {
 	return c, cfg, ns, nil
 }
 
+// attachVia is how a session attaches to its container: pods/attach;
+// tests replace it.
+var attachVia = (*session).attachREST
+
 // run is main without the exit, for tests.
 func run(argv []string, stdout, stderr io.Writer, stop, kill <-chan struct{}, conn connector) int {
 	o, err := parseArgs(argv)
@@ -92,7 +97,7 @@ func run(argv []string, stdout, stderr io.Writer, stop, kill <-chan struct{}, co
 	}
 	s := &session{o: o, c: c, cfg: cfg, ns: ns, stdout: stdout, stderr: stderr, stop: stop, kill: kill,
 		notify: func(m string) { fmt.Fprintf(stderr, "kubectl-skbtrace: %s\n", m) }}
-	s.attach = s.attachREST
+	s.attach = func(ctx context.Context, stdout, stderr io.Writer) error { return attachVia(s, ctx, stdout, stderr) }
 	if o.write != "" {
 		if s.capture, err = createCapture(o.write); err != nil {
 			fmt.Fprintf(stderr, "kubectl-skbtrace: %v\n", err)

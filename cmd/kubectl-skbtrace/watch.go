@@ -9,11 +9,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
-	watchtools "k8s.io/client-go/tools/watch"
 )
 
 // pollEvery is how often podWatch also reads the pod with a GET, a
@@ -22,7 +19,7 @@ const pollEvery = 2 * time.Second
 
 // podWatch follows one pod: the latest version the API server showed,
 // and whether the pod is gone. A watch feeds it (list, then watch, by
-// the pod's name); a GET every pollEvery is the backstop.
+// the pod's name); a GET every pollEvery of a wait is the backstop.
 type podWatch struct {
 	c    kubernetes.Interface
 	ns   string
@@ -34,45 +31,78 @@ type podWatch struct {
 	changed chan struct{} // closed at each update, then replaced
 }
 
-// watchPod starts following ns/name until ctx ends.
+// watchPod starts following ns/name until ctx ends: a list by name,
+// then a watch from the list's resourceVersion, again after a watch
+// closes or fails (after a pause).
 func watchPod(ctx context.Context, c kubernetes.Interface, ns, name string) *podWatch {
 	w := &podWatch{c: c, ns: ns, name: name, changed: make(chan struct{})}
-	sel := fields.OneTermEqualSelector("metadata.name", name).String()
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.FieldSelector = sel
-			return c.CoreV1().Pods(ns).List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.FieldSelector = sel
-			return c.CoreV1().Pods(ns).Watch(ctx, o)
-		},
-	}
-	go watchtools.UntilWithSync(ctx, lw, &corev1.Pod{}, nil, func(ev watch.Event) (bool, error) {
-		p, ok := ev.Object.(*corev1.Pod)
-		if !ok || p.Name != name {
-			return false, nil
+	go func() {
+		for ctx.Err() == nil && !w.isGone() {
+			if err := w.listWatch(ctx); err != nil {
+				select {
+				case <-ctx.Done():
+				case <-time.After(time.Second):
+				}
+			}
 		}
-		w.update(p, ev.Type == watch.Deleted)
-		return ev.Type == watch.Deleted, nil
-	})
+	}()
 	return w
+}
+
+// listWatch lists the pod, then watches it until the watch ends.
+func (w *podWatch) listWatch(ctx context.Context) error {
+	sel := fields.OneTermEqualSelector("metadata.name", w.name).String()
+	pods := w.c.CoreV1().Pods(w.ns)
+	l, err := pods.List(ctx, metav1.ListOptions{FieldSelector: sel})
+	if err != nil {
+		return err
+	}
+	found := false
+	for i := range l.Items {
+		if l.Items[i].Name == w.name {
+			w.update(&l.Items[i], false)
+			found = true
+		}
+	}
+	if !found {
+		w.update(nil, true)
+		return nil
+	}
+	wi, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: l.ResourceVersion})
+	if err != nil {
+		return err
+	}
+	defer wi.Stop()
+	for ev := range wi.ResultChan() {
+		switch p, ok := ev.Object.(*corev1.Pod); {
+		case ev.Type == watch.Error:
+			return apierrors.FromObject(ev.Object)
+		case !ok || p.Name != w.name:
+		case ev.Type == watch.Deleted:
+			w.update(p, true)
+			return nil
+		default:
+			w.update(p, false)
+		}
+	}
+	return nil
+}
+
+// isGone says whether the pod is known to be gone.
+func (w *podWatch) isGone() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.gone
 }
 
 // update records p (or that the pod is gone) and wakes the waiters.
 func (w *podWatch) update(p *corev1.Pod, gone bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if p != nil && !gone {
-		if w.last != nil && w.last.ResourceVersion == p.ResourceVersion && !w.gone {
-			return
-		}
+	if p != nil {
 		w.last = p
 	}
 	if gone {
-		if p != nil {
-			w.last = p
-		}
 		w.gone = true
 	}
 	close(w.changed)
