@@ -8,7 +8,7 @@ import (
 )
 
 // rbacHint says what a user needs, as the README's Role grants it.
-const rbacHint = "you need create/get/delete on pods and get on pods/log there (and create on pods/attach for -w; see deploy/kubernetes/kubectl-skbtrace-rbac.yaml)"
+const rbacHint = "you need create/get/delete on pods and get on pods/log there (list and watch on pods, create on pods/attach for -w: see deploy/kubernetes/kubectl-skbtrace-rbac.yaml and the README)"
 
 // createError says in the user's terms why the trace pod could not be
 // created in ns: RBAC, the namespace's Pod Security level, a missing
