@@ -52,7 +52,8 @@ test: vet k8s-bins
 
 # k8s-bins builds kube-apiserver and kubelet (v1.37.2, from the Go module
 # proxy) for internal/k8stest's clusters, once: they are cached in
-# ~/.cache/skbtrace-k8s/VERSION (SKBTRACE_K8S_CACHE). Cold, ~5 minutes.
+# ~/.cache/skbtrace-k8s/VERSION (SKBTRACE_K8S_CACHE). Cold, 5 minutes on an
+# idle 2-core machine (22 on a busy one); warm, nothing.
 k8s-bins:
 	GO=$(GO) test/k8s/bins.sh
 

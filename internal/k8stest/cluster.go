@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -76,18 +77,14 @@ func Cluster(t testing.TB) *K8s {
 			t.Fatalf("k8stest: no %s in %s: run `make k8s-bins` (test/k8s/bins.sh) first", b, BinDir())
 		}
 	}
-	created := missing(kubeHostDirs...)
-	sweepCluster := func() error {
-		for _, d := range []string{"/var/lib/kubelet"} {
-			unmountUnder(d)
-		}
-		stale, _ := filepath.Glob("/tmp/k8stest-k8s-*")
-		for _, d := range stale {
-			unmountUnder(d)
-			os.RemoveAll(d)
-		}
-		deleteLink(NodeLink)
-		return removeCgroup("/kubepods")
+	// created are the kubeHostDirs this cluster makes; a cluster's
+	// directory records them, so that the sweep after a test binary that
+	// died can remove them too.
+	var created []string
+	sweepStale := func() error {
+		err := sweepCluster()
+		created = missing(kubeHostDirs...)
+		return err
 	}
 	after := func() error {
 		var problems []string
@@ -107,7 +104,7 @@ func Cluster(t testing.TB) *K8s {
 		}
 		return nil
 	}
-	cri := startContainerd(t, sweepCluster, after)
+	cri := startContainerd(t, sweepStale, after)
 	k := &K8s{Node: NodeName, NodeIP: NodeIP, CRI: cri, Dir: tempDir(t, "k8stest-k8s-")}
 	t.Cleanup(func() {
 		if err := unmountUnder(k.Dir); err != nil {
@@ -115,6 +112,9 @@ func Cluster(t testing.TB) *K8s {
 		}
 		os.RemoveAll(k.Dir)
 	})
+	if err := os.WriteFile(filepath.Join(k.Dir, "created"), []byte(strings.Join(created, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, argv := range [][]string{
 		{"ip", "link", "add", NodeLink, "type", "bridge"},
 		{"ip", "addr", "add", NodeIP + "/32", "dev", NodeLink},
@@ -381,4 +381,26 @@ func kubeletSandbox(t testing.TB, dir, root string) []string {
 	}
 	script += `; exec "$@"`
 	return []string{"unshare", "--mount", "--propagation", "unchanged", "--", "sh", "-c", script, "kubelet"}
+}
+
+// sweepCluster removes what the clusters of an earlier test binary that
+// died without its cleanup left (their processes die with it): mounts,
+// their directories and the kubeHostDirs they made, the node's interface,
+// the /kubepods cgroups and the processes in them.
+func sweepCluster() error {
+	unmountUnder("/var/lib/kubelet")
+	stale, _ := filepath.Glob("/tmp/k8stest-k8s-*")
+	for _, d := range stale {
+		unmountUnder(d)
+		b, _ := os.ReadFile(filepath.Join(d, "created"))
+		for _, c := range strings.Fields(string(b)) {
+			if slices.Contains(kubeHostDirs, c) {
+				unmountUnder(c)
+				os.RemoveAll(c)
+			}
+		}
+		os.RemoveAll(d)
+	}
+	deleteLink(NodeLink)
+	return removeCgroup("/kubepods")
 }

@@ -300,4 +300,5 @@ func sweep(t testing.TB) {
 	}
 	deleteLink(Bridge)
 	removeCNIState()
+	rmdirIfEmpty(hostDirs...)
 }

@@ -90,7 +90,8 @@ type snapshot struct {
 	sysctls string
 }
 
-// lockedSnapshot is hostSnapshot taken under the containerd lock.
+// lockedSnapshot is hostSnapshot taken under the containerd lock, after
+// sweeping what a test binary that died may have left.
 func lockedSnapshot(t *testing.T) snapshot {
 	t.Helper()
 	unlock, err := lockFile(containerdLock)
@@ -98,6 +99,8 @@ func lockedSnapshot(t *testing.T) snapshot {
 		t.Fatal(err)
 	}
 	defer unlock()
+	sweep(t)
+	sweepCluster()
 	return hostSnapshot()
 }
 
