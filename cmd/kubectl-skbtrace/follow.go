@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -59,6 +60,14 @@ func (s *session) follow() (int, error) {
 	switch {
 	case cs != nil && cs.ExitCode != 0 && !stopped:
 		fmt.Fprintf(s.stderr, "kubectl-skbtrace: skbtrace exited with code %d%s\n", cs.ExitCode, why(cs.Reason, reason))
+		if cs.Reason != "Error" && cs.Message != "" {
+			// The runtime's word when the container could not run
+			// (StartError); skbtrace's own errors came through its log.
+			fmt.Fprintf(s.stderr, "kubectl-skbtrace: %s\n", strings.TrimSpace(cs.Message))
+			if strings.Contains(cs.Message, "apply caps") {
+				fmt.Fprintf(s.stderr, "kubectl-skbtrace: the node's container runtime cannot grant one of the capabilities %s (outside its own bounding set?); on kernels 5.11 and later SYS_RESOURCE is not needed: --capabilities BPF,PERFMON,SYSLOG,SYS_PTRACE\n", strings.Join(s.o.caps, ","))
+			}
+		}
 		return int(cs.ExitCode), nil
 	case cs != nil && stopped && (cs.ExitCode == 137 || cs.ExitCode == 143):
 		return 130, nil // killed at our request: as a Ctrl-C'd skbtrace would

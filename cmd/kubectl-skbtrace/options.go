@@ -16,6 +16,11 @@ const (
 	defaultCRISocket = "/run/containerd/containerd.sock"
 )
 
+// defaultCaps are the capabilities the trace container adds: the
+// DaemonSet's (BPF, PERFMON, SYSLOG, SYS_RESOURCE) and SYS_PTRACE, to
+// stat other processes' /proc/PID/ns/net.
+var defaultCaps = []string{"BPF", "PERFMON", "SYSLOG", "SYS_RESOURCE", "SYS_PTRACE"}
+
 // options are the plugin's flags and arguments once parsed.
 type options struct {
 	target          target        // what to trace
@@ -27,6 +32,7 @@ type options struct {
 	image           string        // --image
 	pullPolicy      string        // --image-pull-policy
 	criSocket       string        // --cri-socket
+	caps            []string      // --capabilities
 	traceNamespace  string        // --trace-namespace ("": the target's)
 	timeout         time.Duration // --timeout: the pod's activeDeadlineSeconds (0: none)
 	startTimeout    time.Duration // --start-timeout: how long the pod may take to start
@@ -51,6 +57,7 @@ func newFlagSet(o *options) *pflag.FlagSet {
 	fs.StringVar(&o.image, "image", defaultImage, "the skbtrace container `IMAGE`")
 	fs.StringVar(&o.pullPolicy, "image-pull-policy", "IfNotPresent", "the image's pull `POLICY`: IfNotPresent, Always or Never")
 	fs.StringVar(&o.criSocket, "cri-socket", defaultCRISocket, "the node's container runtime (CRI) `SOCKET`, mounted into the trace pod for pod names")
+	fs.StringSliceVar(&o.caps, "capabilities", defaultCaps, "the `CAPS` the trace container adds, all others dropped (SYS_RESOURCE matters only on kernels before 5.11; SYS_PTRACE names pods' network namespaces)")
 	fs.StringVar(&o.traceNamespace, "trace-namespace", "", "create the trace pod in `NS` (default: the target pod's namespace; for a node, the context's)")
 	fs.DurationVar(&o.timeout, "timeout", 0, "end the trace after `D` at the latest (the pod's activeDeadlineSeconds; 0: no limit)")
 	fs.DurationVar(&o.startTimeout, "start-timeout", 2*time.Minute, "give up if the trace pod has not started within `D`")

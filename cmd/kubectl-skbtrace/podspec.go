@@ -104,7 +104,7 @@ func tracePod(o *options, ns, node, podNS string) *corev1.Pod {
 					RunAsNonRoot:             &no,
 					Capabilities: &corev1.Capabilities{
 						Drop: []corev1.Capability{"ALL"},
-						Add:  []corev1.Capability{"BPF", "PERFMON", "SYSLOG", "SYS_RESOURCE", "SYS_PTRACE"},
+						Add:  capabilities(o.caps),
 					},
 				},
 				VolumeMounts: []corev1.VolumeMount{
@@ -135,4 +135,16 @@ func labelValue(s string) string {
 		s = s[:63]
 	}
 	return strings.Trim(s, "-_.")
+}
+
+// capabilities are names as the container's security context takes them:
+// upper case, without CAP_.
+func capabilities(names []string) []corev1.Capability {
+	var cs []corev1.Capability
+	for _, n := range names {
+		if n = strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(n)), "CAP_"); n != "" {
+			cs = append(cs, corev1.Capability(n))
+		}
+	}
+	return cs
 }
