@@ -3,7 +3,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GO      ?= go
 PREFIX  ?= /usr/local
 
-.PHONY: build build-arm64 test vmtest fuzz bench install vet clean image release k8s-bins
+.PHONY: build build-arm64 kubectl-skbtrace test vmtest fuzz bench install vet clean image release k8s-bins
 
 # build writes ./skbtrace for this machine; with GOARCH set to another
 # architecture (make build GOARCH=arm64, or make build-arm64) it writes
@@ -12,6 +12,11 @@ HOSTARCH := $(shell $(GO) env GOHOSTARCH)
 BIN      := $(if $(filter-out $(HOSTARCH),$(GOARCH)),skbtrace-$(GOARCH),skbtrace)
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) ./cmd/skbtrace
+
+# kubectl-skbtrace writes ./kubectl-skbtrace, the kubectl plugin (static):
+# on PATH, `kubectl skbtrace pod/NAME` runs skbtrace on the pod's node.
+kubectl-skbtrace:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o kubectl-skbtrace ./cmd/kubectl-skbtrace
 
 build-arm64:
 	$(MAKE) build GOARCH=arm64
