@@ -105,3 +105,16 @@ func TestSkbtraceArgs(t *testing.T) {
 		t.Errorf("activeDeadlineSeconds without --timeout")
 	}
 }
+
+// TestCapabilitiesFlag: --capabilities replaces the added set, in the
+// security context's spelling.
+func TestCapabilitiesFlag(t *testing.T) {
+	o, err := parseArgs([]string{"pod/a", "--capabilities", "bpf,CAP_PERFMON,SYSLOG,SYS_PTRACE"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := tracePod(o, "ns", "n1", "ns").Spec.Containers[0].SecurityContext.Capabilities.Add
+	if want := []corev1.Capability{"BPF", "PERFMON", "SYSLOG", "SYS_PTRACE"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("added %v, want %v", got, want)
+	}
+}
