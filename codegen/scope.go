@@ -27,11 +27,14 @@ func (ms *mapSet) scopeMap() {
 // where it does not.
 func (g *gen) inScope(c *lang.CallExpr) error {
 	g.maps.scopeMap()
-	key, err := g.frame.alloc(8)
-	if err != nil {
+	if err := g.expr(c.Args[0]); err != nil {
 		return err
 	}
-	if err := g.expr(c.Args[0]); err != nil {
+	// The key goes in the slot probe reads land in, free again once the
+	// inode is read: the filters take no stack from the probe's own
+	// predicate and action.
+	key, err := g.readScratch()
+	if err != nil {
 		return err
 	}
 	g.vs.pop(asm.R0)

@@ -11,19 +11,33 @@ import (
 // is one the filters let through (codegen.ScopeMap, which user space keeps
 // current). INODE is, in a probe with an skb, the network namespace of its
 // device, or of its socket where it has no device yet (the first
-// functions a packet sent meets); in any other probe of a function,
-// tracepoint or uprobe, the current task's. BEGIN, END, interval and
-// profile probes are left alone. It reports whether a probe changed; s is
-// not changed.
-func Scope(s *lang.Script, skb func(*lang.Probe) bool) (*lang.Script, bool) {
+// functions a packet sent meets) and the socket is an IPv4 or IPv6 one
+// (else 0, which no filter lets through); in a probe with a socket argument
+// (struct sock *, which sock names: the tcp tools' tracepoints), the
+// socket's; in any other probe of a function, tracepoint or uprobe, the
+// current task's. BEGIN, END, interval and profile probes are left alone.
+// It reports whether a probe changed; s is not changed.
+func Scope(s *lang.Script, skb func(*lang.Probe) bool, sock func(*lang.Probe) string) (*lang.Script, bool) {
 	return eachProbe(s, func(p *lang.Probe) *lang.Probe {
 		var inode lang.Expr
 		at := p.At
 		switch {
 		case skb(p):
+			// Before it has a device, a packet is its socket's: an IPv4
+			// or IPv6 one (a netlink message is no pod's packet).
 			dev := &lang.Ident{At: at, Name: "netns"}
-			sk := chain(at, &lang.Ident{At: at, Name: "skb"}, "->sk", "->__sk_common", ".skc_net", ".net", "->ns", ".inum")
-			inode = &lang.CondExpr{At: at, Cond: dev, Then: &lang.Ident{At: at, Name: "netns"}, Else: sk}
+			sk := func(steps ...string) lang.Expr {
+				return chain(at, &lang.Ident{At: at, Name: "skb"}, append([]string{"->sk", "->__sk_common"}, steps...)...)
+			}
+			family := func(v uint64) lang.Expr {
+				return &lang.BinaryExpr{At: at, Op: "==", OpSpan: at, X: sk(".skc_family"), Y: &lang.IntLit{At: at, Value: v}}
+			}
+			inet := &lang.BinaryExpr{At: at, Op: "||", OpSpan: at, X: family(2), Y: family(10)}
+			inode = &lang.CondExpr{At: at, Cond: dev, Then: &lang.Ident{At: at, Name: "netns"},
+				Else: &lang.CondExpr{At: at, Cond: inet, Then: sk(".skc_net", ".net", "->ns", ".inum"), Else: &lang.IntLit{At: at, Value: 0}}}
+		case sock(p) != "":
+			args := &lang.FieldExpr{At: at, X: &lang.Ident{At: at, Name: "args"}, Name: sock(p), NameSpan: at}
+			inode = chain(at, args, "->__sk_common", ".skc_net", ".net", "->ns", ".inum")
 		case onEvents(p):
 			inode = chain(at, &lang.Ident{At: at, Name: "curtask"}, "->nsproxy", "->net_ns", "->ns", ".inum")
 		default:

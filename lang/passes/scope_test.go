@@ -1,6 +1,7 @@
 package passes_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -20,12 +21,12 @@ BEGIN { print(2) }
 tracepoint:sock:inet_sock_set_state /$x/ { print(3) }
 interval:s:1 { print(4) }
 skb:tcp_* /$x || $y/ { print(5) }`)
-	got, ok := passes.Scope(s, skbProbes)
+	got, ok := passes.Scope(s, skbProbes, noSock)
 	if !ok {
 		t.Fatal("Scope changed no probe")
 	}
 	unchanged(t, s)
-	const skbNetns = "scope.netns(netns ? netns : skb->sk->__sk_common.skc_net.net->ns.inum)"
+	const skbNetns = "scope.netns(netns ? netns : skb->sk->__sk_common.skc_family == 2 || skb->sk->__sk_common.skc_family == 10 ? skb->sk->__sk_common.skc_net.net->ns.inum : 0)"
 	const taskNetns = "scope.netns(curtask->nsproxy->net_ns->ns.inum)"
 	for i, want := range []string{skbNetns, "", taskNetns + " && ($x)", "", skbNetns + " && ($x || $y)"} {
 		p := got.Probes[i]
@@ -39,10 +40,20 @@ skb:tcp_* /$x || $y/ { print(5) }`)
 			t.Errorf("probe %d: predicate %s, want %s", i, g, want)
 		}
 	}
-	if _, ok := passes.Scope(parse(t, `BEGIN { print(1) } END { print(2) }`), skbProbes); ok {
+	if _, ok := passes.Scope(parse(t, `BEGIN { print(1) } END { print(2) }`), skbProbes, noSock); ok {
 		t.Error("Scope reported a change in a script of BEGIN and END alone")
 	}
+
+	// A probe with a socket argument tests the socket's namespace.
+	s = parse(t, `tracepoint:tcp:tcp_retransmit_skb { print(1) }`)
+	got, _ = passes.Scope(s, skbProbes, func(*lang.Probe) string { return "sk" })
+	if g, want := exprText(s, got.Probes[0].Pred), "scope.netns(args.sk->__sk_common.skc_net.net->ns.inum)"; g != want {
+		t.Errorf("with a socket: predicate %s, want %s", g, want)
+	}
 }
+
+// noSock says no probe has a socket argument.
+func noSock(*lang.Probe) string { return "" }
 
 // exprText writes the expressions Scope makes, and the probe's own
 // predicate as the source has it.
@@ -61,6 +72,8 @@ func exprText(s *lang.Script, e lang.Expr) string {
 		return exprText(s, e.Cond) + " ? " + exprText(s, e.Then) + " : " + exprText(s, e.Else)
 	case *lang.Ident:
 		return e.Name
+	case *lang.IntLit:
+		return strconv.FormatUint(e.Value, 10)
 	case *lang.FieldExpr:
 		sep := "."
 		if e.Arrow {

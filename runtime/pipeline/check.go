@@ -38,6 +38,11 @@ func checkScript(cfg Config, script *lang.Script, types func() (check.BTF, error
 		skbAt[p.At] = pi.Skb
 	}
 	skb := func(p *lang.Probe) bool { return skbAt[p.At] }
+	sockAt := map[lang.Span]string{}
+	for p, pi := range info.Probes {
+		sockAt[p.At] = sockParam(pi.Params)
+	}
+	sock := func(p *lang.Probe) string { return sockAt[p.At] }
 	changed := false
 	if cfg.Filter != "" {
 		if script, changed = passes.Filter(script, cfg.Filter, skb); !changed {
@@ -45,7 +50,7 @@ func checkScript(cfg Config, script *lang.Script, types func() (check.BTF, error
 		}
 	}
 	if cfg.Scope {
-		if script, changed = passes.Scope(script, skb); !changed {
+		if script, changed = passes.Scope(script, skb, sock); !changed {
 			return nil, nil, errors.New("--pod, --namespace, --container and --netns choose the packets of network namespaces: no probe of the script runs on packets or in a process")
 		}
 	}
@@ -79,6 +84,19 @@ func checkScript(cfg Config, script *lang.Script, types func() (check.BTF, error
 		cfg.warn("NOTE: " + n)
 	}
 	return script, info, nil
+}
+
+// sockParam is the name of the first argument that is a struct sock
+// pointer, or "".
+func sockParam(params []check.Param) string {
+	for _, p := range params {
+		if ptr, ok := btf.UnderlyingType(p.BTF).(*btf.Pointer); ok {
+			if st, ok := btf.UnderlyingType(ptr.Target).(*btf.Struct); ok && st.Name == "sock" {
+				return p.Name
+			}
+		}
+	}
+	return ""
 }
 
 // loadBTF loads the kernel's whole BTF, or file's where one is given.
