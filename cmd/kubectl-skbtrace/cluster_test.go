@@ -31,7 +31,8 @@ const kubeNS = "skbtrace-kube"
 // cluster (internal/k8stest) with the skbtrace image built by make image
 // and imported into the node's containerd. Pods: A sends datagrams to B
 // on port 9000, B (a second container) sends to C on port 9100. Tracing
-// pod/A must show A's datagrams and none of B's to C; -w's pcapng must
+// pod/A must show A's datagrams and none of B's to C (which node/NODE's
+// trace shows); -w's pcapng must
 // read back with tshark; SIGINT must leave no trace pod; a missing pod
 // and an image the node cannot pull must fail in the user's terms.
 func TestPluginOnCluster(t *testing.T) {
@@ -87,6 +88,21 @@ func TestPluginOnCluster(t *testing.T) {
 		}
 		if strings.Contains(out, "dport=9100") {
 			t.Errorf("b's datagrams to c (dport=9100) in the trace of pod/a:\n%s", grep(out, "dport=9100", 10))
+		}
+		checkNoTracePods(t, k, 30*time.Second)
+	})
+
+	// The control: the node's trace does see b's datagrams to c, so their
+	// absence above is the pod filter's doing.
+	t.Run("node", func(t *testing.T) {
+		var stdout, stderr bytes.Buffer
+		cmd := plug(ctx, "node/"+k.Node, "-e", "skb:* /l4proto == udp && dport == 9100/ { print(saddr, daddr, dport) }", "--", "--duration", "5s")
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("plugin node/%s: %v\nstderr:\n%s", k.Node, err, stderr.String())
+		}
+		if !strings.Contains(stdout.String(), "dport=9100") {
+			t.Errorf("no b-to-c datagram in the node's trace:\n%s\nstderr:\n%s", tail(stdout.String(), 20), stderr.String())
 		}
 		checkNoTracePods(t, k, 30*time.Second)
 	})
