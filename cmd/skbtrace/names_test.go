@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/skbtrace/skbtrace/internal/syncbuf"
+	"github.com/skbtrace/skbtrace/scripts"
 	"os"
 	"os/exec"
 	"regexp"
@@ -101,7 +103,10 @@ func TestNetnsFilterFollowsNewNamespace(t *testing.T) {
 	hostSend := sendCommand(fmt.Sprintf("127.0.0.1:%d", port), 1, 5, 0)
 	nsSend := "ip netns exec " + ns + " " + sendCommand(fmt.Sprintf("127.0.0.1:%d", port), 1, 7, 0)
 	cmd := fmt.Sprintf("sh -c 'ip netns add %s && ip -n %s link set lo up && for i in $(seq 40); do %s; %s; sleep 0.1; done'", ns, ns, nsSend, hostSend)
-	code, out, errs := runCLI(t, "--netns", ns, "-e", fmt.Sprintf(`skb:* /l4proto == udp && dport == %d/ { print(netns, len) }`, port), "-c", cmd)
+	// stderr hears the resolver's goroutine too: a buffer safe for that.
+	var outb, errb syncbuf.Buffer
+	code := run([]string{"--netns", ns, "-e", fmt.Sprintf(`skb:* /l4proto == udp && dport == %d/ { print(netns, len) }`, port), "-c", cmd}, &outb, &errb)
+	out, errs := outb.String(), errb.String()
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -137,5 +142,57 @@ func TestNetnsFilterFollowsNewNamespace(t *testing.T) {
 	}
 	if _, err := strconv.ParseUint(nsInode, 10, 64); err != nil {
 		t.Fatalf("the namespace's inode: %q", nsInode)
+	}
+}
+
+// TestToolsWithPodFilter runs every bundled tool that this kernel runs with
+// --netns: the pod filters' test goes in front of each of its probes (the
+// device's, the socket's or the task's namespace) and the programs pass
+// the verifier.
+func TestToolsWithPodFilter(t *testing.T) {
+	ns1, _, _ := vethPair(t, 34)
+	for _, tool := range scripts.All() {
+		t.Run(tool.Name, func(t *testing.T) {
+			args := []string{"--duration", "300ms", tool.Name}
+			if strings.Contains(tool.Text, "$1") && (tool.Name == "pktpath" || tool.Name == "funcgraph") {
+				args = append(args, "0x1")
+			}
+			code, _, errs := runCLI(t, append([]string{"--netns", ns1}, args...)...)
+			if code != 0 {
+				// What fails here fails without the filter too (skbret:
+				// on the tracepoint fallback): then it is not the filter's.
+				if c, _, _ := runCLI(t, args...); c != 0 {
+					t.Skipf("%s does not run on this kernel without --netns either", tool.Name)
+				}
+				t.Fatalf("exit %d with --netns: %s", code, errs)
+			}
+		})
+	}
+}
+
+// TestTcpconnectNetns runs tcpconnect with --netns while connections are
+// opened both in that namespace and on the host: the tool's tracepoint
+// fires in softirq for the SYN-ACK, so the filter must test the socket's
+// namespace, not the running task's: the namespace's connections are
+// printed, the host's are not.
+func TestTcpconnectNetns(t *testing.T) {
+	ns1, _, _ := vethPair(t, 35)
+	inNs, onHost := closedTCPPort(t), closedTCPPort(t)
+	for inNs == onHost {
+		onHost = closedTCPPort(t)
+	}
+	cmd := fmt.Sprintf("sh -c 'ip netns exec %s %s & %s; wait'", ns1,
+		connectCommand(fmt.Sprintf("127.0.0.1:%d", inNs), 2, 100), connectCommand(fmt.Sprintf("127.0.0.1:%d", onHost), 2, 100))
+	code, out, errs := runCLI(t, "--netns", ns1, "-c", cmd, "tcpconnect")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	re := regexp.MustCompile(`(?m) 127\.0\.0\.1 +\d+ +127\.0\.0\.1 +(\d+) +ESTABLISHED$`)
+	got := map[string]int{}
+	for _, m := range re.FindAllStringSubmatch(out, -1) {
+		got[m[1]]++
+	}
+	if got[strconv.Itoa(inNs)] != 2 || got[strconv.Itoa(onHost)] != 0 {
+		t.Errorf("connections by port %v: want 2 to %d (in %s) and none to %d (the host's):\n%s", got, inNs, ns1, onHost, out)
 	}
 }

@@ -13,11 +13,11 @@ import (
 // device, or of its socket where it has no device yet (the first
 // functions a packet sent meets) and the socket is an IPv4 or IPv6 one
 // (else 0, which no filter lets through); in a probe with a socket argument
-// (struct sock *, which sock names: the tcp tools' tracepoints), the
-// socket's; in any other probe of a function, tracepoint or uprobe, the
+// (which sock names: a struct sock *, or, with cast, a tracepoint's
+// untyped skaddr; the tcp tools' tracepoints), the socket's; in any other probe of a function, tracepoint or uprobe, the
 // current task's. BEGIN, END, interval and profile probes are left alone.
 // It reports whether a probe changed; s is not changed.
-func Scope(s *lang.Script, skb func(*lang.Probe) bool, sock func(*lang.Probe) string) (*lang.Script, bool) {
+func Scope(s *lang.Script, skb func(*lang.Probe) bool, sock func(*lang.Probe) (name string, cast bool)) (*lang.Script, bool) {
 	return eachProbe(s, func(p *lang.Probe) *lang.Probe {
 		var inode lang.Expr
 		at := p.At
@@ -35,9 +35,13 @@ func Scope(s *lang.Script, skb func(*lang.Probe) bool, sock func(*lang.Probe) st
 			inet := &lang.BinaryExpr{At: at, Op: "||", OpSpan: at, X: family(2), Y: family(10)}
 			inode = &lang.CondExpr{At: at, Cond: dev, Then: &lang.Ident{At: at, Name: "netns"},
 				Else: &lang.CondExpr{At: at, Cond: inet, Then: sk(".skc_net", ".net", "->ns", ".inum"), Else: &lang.IntLit{At: at, Value: 0}}}
-		case sock(p) != "":
-			args := &lang.FieldExpr{At: at, X: &lang.Ident{At: at, Name: "args"}, Name: sock(p), NameSpan: at}
-			inode = chain(at, args, "->__sk_common", ".skc_net", ".net", "->ns", ".inum")
+		case sockName(sock, p) != "":
+			name, cast := sock(p)
+			var sk lang.Expr = &lang.FieldExpr{At: at, X: &lang.Ident{At: at, Name: "args"}, Name: name, NameSpan: at}
+			if cast {
+				sk = &lang.ParenExpr{At: at, X: &lang.CastExpr{At: at, Type: "struct sock", Ptr: 1, X: sk}}
+			}
+			inode = chain(at, sk, "->__sk_common", ".skc_net", ".net", "->ns", ".inum")
 		case onEvents(p):
 			inode = chain(at, &lang.Ident{At: at, Name: "curtask"}, "->nsproxy", "->net_ns", "->ns", ".inum")
 		default:
@@ -51,6 +55,11 @@ func Scope(s *lang.Script, skb func(*lang.Probe) bool, sock func(*lang.Probe) st
 		cp.Pred = x
 		return &cp
 	})
+}
+
+func sockName(sock func(*lang.Probe) (string, bool), p *lang.Probe) string {
+	name, _ := sock(p)
+	return name
 }
 
 // onEvents reports whether a probe runs on the kernel's or a process's

@@ -46,14 +46,18 @@ skb:tcp_* /$x || $y/ { print(5) }`)
 
 	// A probe with a socket argument tests the socket's namespace.
 	s = parse(t, `tracepoint:tcp:tcp_retransmit_skb { print(1) }`)
-	got, _ = passes.Scope(s, skbProbes, func(*lang.Probe) string { return "sk" })
+	got, _ = passes.Scope(s, skbProbes, func(*lang.Probe) (string, bool) { return "sk", false })
 	if g, want := exprText(s, got.Probes[0].Pred), "scope.netns(args.sk->__sk_common.skc_net.net->ns.inum)"; g != want {
 		t.Errorf("with a socket: predicate %s, want %s", g, want)
+	}
+	got, _ = passes.Scope(s, skbProbes, func(*lang.Probe) (string, bool) { return "skaddr", true })
+	if g, want := exprText(s, got.Probes[0].Pred), "scope.netns(((struct sock *)args.skaddr)->__sk_common.skc_net.net->ns.inum)"; g != want {
+		t.Errorf("with an untyped socket: predicate %s, want %s", g, want)
 	}
 }
 
 // noSock says no probe has a socket argument.
-func noSock(*lang.Probe) string { return "" }
+func noSock(*lang.Probe) (string, bool) { return "", false }
 
 // exprText writes the expressions Scope makes, and the probe's own
 // predicate as the source has it.
@@ -83,6 +87,9 @@ func exprText(s *lang.Script, e lang.Expr) string {
 	case *lang.BinaryExpr:
 		return exprText(s, e.X) + " " + e.Op + " " + exprText(s, e.Y)
 	case *lang.ParenExpr:
+		if c, ok := e.X.(*lang.CastExpr); ok {
+			return "((" + c.Type + " " + strings.Repeat("*", c.Ptr) + ")" + exprText(s, c.X) + ")"
+		}
 		return "(" + s.Src.Slice(e.X.Span()) + ")"
 	}
 	return "?"

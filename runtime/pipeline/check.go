@@ -38,11 +38,16 @@ func checkScript(cfg Config, script *lang.Script, types func() (check.BTF, error
 		skbAt[p.At] = pi.Skb
 	}
 	skb := func(p *lang.Probe) bool { return skbAt[p.At] }
-	sockAt := map[lang.Span]string{}
-	for p, pi := range info.Probes {
-		sockAt[p.At] = sockParam(pi.Params)
+	type sockArg struct {
+		name string
+		cast bool
 	}
-	sock := func(p *lang.Probe) string { return sockAt[p.At] }
+	sockAt := map[lang.Span]sockArg{}
+	for p, pi := range info.Probes {
+		name, cast := sockParam(pi)
+		sockAt[p.At] = sockArg{name, cast}
+	}
+	sock := func(p *lang.Probe) (string, bool) { a := sockAt[p.At]; return a.name, a.cast }
 	changed := false
 	if cfg.Filter != "" {
 		if script, changed = passes.Filter(script, cfg.Filter, skb); !changed {
@@ -87,16 +92,29 @@ func checkScript(cfg Config, script *lang.Script, types func() (check.BTF, error
 }
 
 // sockParam is the name of the first argument that is a struct sock
-// pointer, or "".
-func sockParam(params []check.Param) string {
-	for _, p := range params {
+// pointer, or, with cast, a tracepoint's untyped skaddr (the sock and tcp
+// tracepoints' format); "" without one.
+func sockParam(pi *check.ProbeInfo) (name string, cast bool) {
+	for _, p := range pi.Params {
 		if ptr, ok := btf.UnderlyingType(p.BTF).(*btf.Pointer); ok {
 			if st, ok := btf.UnderlyingType(ptr.Target).(*btf.Struct); ok && st.Name == "sock" {
-				return p.Name
+				return p.Name, false
 			}
 		}
 	}
-	return ""
+	for _, p := range pi.Params {
+		if p.Name == "skaddr" {
+			return p.Name, true
+		}
+	}
+	if pi.Record != nil {
+		for _, m := range pi.Record.Members {
+			if m.Name == "skaddr" {
+				return m.Name, true
+			}
+		}
+	}
+	return "", false
 }
 
 // loadBTF loads the kernel's whole BTF, or file's where one is given.
