@@ -8,7 +8,7 @@ import (
 )
 
 // rbacHint says what a user needs, as the README's Role grants it.
-const rbacHint = "you need create/get/delete on pods and get on pods/log there (list and watch on pods, create on pods/attach for -w: see deploy/kubernetes/kubectl-skbtrace-rbac.yaml and the README)"
+const rbacHint = "you need create/get/delete on pods and get on pods/log there (list and watch on pods, create on pods/attach for -w: see deploy/kubectl-skbtrace/rbac.yaml and the README)"
 
 // createError says in the user's terms why the trace pod could not be
 // created in ns: RBAC, the namespace's Pod Security level, a missing
@@ -38,7 +38,7 @@ func getError(err error, t target, ns string) error {
 	case apierrors.IsForbidden(err) && t.kind == kindPod:
 		return fmt.Errorf("RBAC forbids reading pods in namespace %q: %s (%v)", ns, rbacHint, err)
 	case apierrors.IsForbidden(err):
-		return fmt.Errorf("RBAC forbids reading node %q: tracing a node needs get on nodes, a ClusterRole (see deploy/kubernetes/kubectl-skbtrace-rbac.yaml) (%v)", t.name, err)
+		return fmt.Errorf("RBAC forbids reading node %q: tracing a node needs get on nodes, a ClusterRole (see deploy/kubectl-skbtrace/rbac.yaml) (%v)", t.name, err)
 	}
 	return fmt.Errorf("reading %s: %v", t.describe(ns), err)
 }

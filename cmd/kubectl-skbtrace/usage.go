@@ -35,7 +35,7 @@ The trace pod needs hostPID, hostNetwork, hostPath mounts and the
 capabilities BPF, PERFMON, SYSLOG, SYS_RESOURCE and SYS_PTRACE: the trace
 namespace's Pod Security level must be privileged. The user needs
 create/get/list/watch/delete on pods, get on pods/log and create on
-pods/attach (-w) there: deploy/kubernetes/kubectl-skbtrace-rbac.yaml.
+pods/attach (-w) there: deploy/kubectl-skbtrace/rbac.yaml.
 
 Flags:
 `

@@ -179,7 +179,7 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 	if !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
 		t.Errorf("capabilities drop %v, want [ALL]", sc.Capabilities.Drop)
 	}
-	wantCaps := []corev1.Capability{"BPF", "PERFMON", "SYSLOG", "SYS_RESOURCE"}
+	wantCaps := []corev1.Capability{"BPF", "PERFMON", "SYSLOG", "SYS_PTRACE", "SYS_RESOURCE"}
 	if got := slices.Sorted(slices.Values(sc.Capabilities.Add)); !slices.Equal(got, wantCaps) {
 		t.Errorf("capabilities add %v, want %v", got, wantCaps)
 	}

@@ -27,7 +27,8 @@ const criCallTimeout = 2 * time.Second
 
 // defaultCRISockets are where the runtimes listen when nothing says
 // otherwise: containerd, CRI-O, k3s's containerd, and their /var/run
-// spellings (the same files where /var/run links to /run).
+// spellings (the same files where /var/run links to /run); then the same
+// under /host/run, where the DaemonSet mounts the node's /run.
 var defaultCRISockets = []string{
 	"/run/containerd/containerd.sock",
 	"/run/crio/crio.sock",
@@ -35,6 +36,9 @@ var defaultCRISockets = []string{
 	"/var/run/containerd/containerd.sock",
 	"/var/run/crio/crio.sock",
 	"/var/run/k3s/containerd/containerd.sock",
+	"/host/run/containerd/containerd.sock",
+	"/host/run/crio/crio.sock",
+	"/host/run/k3s/containerd/containerd.sock",
 }
 
 // criPod is one ready pod sandbox and its containers.
