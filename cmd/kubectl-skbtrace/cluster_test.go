@@ -80,6 +80,8 @@ func TestPluginOnCluster(t *testing.T) {
 			t.Fatalf("plugin: %v\nstderr:\n%s\nstdout:\n%s", err, stderr.String(), tail(stdout.String(), 40))
 		}
 		out := stdout.String()
+		// The session as a user sees it (go test -v): README's example.
+		t.Logf("kubectl skbtrace pod/a -n %s -e '%s' -- --duration 8s\n%s%s", kubeNS, prog, stderr.String(), head(out, 12))
 		// skbtrace may follow an address with its pod's name.
 		aToB := regexp.MustCompile(fmt.Sprintf(`saddr=%s( \(\S+\))? daddr=%s( \(\S+\))? dport=9000`,
 			regexp.QuoteMeta(a.Status.PodIP), regexp.QuoteMeta(b.Status.PodIP)))
@@ -275,4 +277,13 @@ func hostCaps() string {
 		}
 	}
 	return ""
+}
+
+// head is the first n lines of s.
+func head(s string, n int) string {
+	lines := strings.SplitAfter(s, "\n")
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.Join(lines, "")
 }
