@@ -51,9 +51,11 @@ vet:
 
 # Tests need root and the kernel's BTF: they check scripts against the
 # running kernel. Packages run one at a time (-p 1): tracepoints are global,
-# and one package's traffic must not show up in another's trace.
+# and one package's traffic must not show up in another's trace. A
+# package's tests may take longer than go test's default 10 minutes
+# (cmd/skbtrace's end-to-end tests, the clusters): 40 minutes each.
 test: vet k8s-bins
-	$(GO) test -count=1 -p 1 ./...
+	$(GO) test -count=1 -p 1 -timeout 40m ./...
 
 # k8s-bins builds kube-apiserver and kubelet (v1.37.2, from the Go module
 # proxy) for internal/k8stest's clusters, once: they are cached in
