@@ -10,8 +10,10 @@
 //   - DropSpecs takes out the probe specs missing_probes drops;
 //   - PruneHas keeps, of each has() decision, what this kernel runs;
 //   - Filter ANDs --filter's pcap() into the skb probes' predicates;
+//   - Scope ANDs the pod filters' scope.netns() test into the predicates
+//     of every probe on events;
 //   - Capture starts each skb probe with -w's capture().
 //
 // The checker records the answers (check.Info's Has and Missing) and
-// check.Prune runs the first two; cmd runs the last two.
+// check.Prune runs the first two; the pipeline runs the last three.
 package passes

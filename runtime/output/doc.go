@@ -24,6 +24,14 @@
 // (maps.go, aggs.go, printtop.go). pcapng.go writes capture()'s frames, a
 // sink beside the format rather than a format.
 //
+// Names (names.go) are what a cluster user knows an ID by: given a Names
+// (Values.SetNames; runtime/names' Resolver, adapted by the pipeline), text
+// follows a network namespace, a host-side veth, an address or a process
+// with its pod or container in parentheses, pod, podns and container print
+// as names, JSON records get pod, namespace and container fields, the
+// timeline's and graph's headers the pods a packet was in (trail.go), and
+// pcapng comments pod= and container=. Each is a map read, never I/O.
+//
 // The session (package runtime) reads the kernel's maps and hands them
 // over as MapData; Values.Entry decodes each element, so that what the
 // session reads for others is formatted as printed. runtime/metrics is one
