@@ -15,7 +15,8 @@ import (
 // (else 0, which no filter lets through); in a probe with a socket argument
 // (which sock names: a struct sock *, or, with cast, a tracepoint's
 // untyped skaddr; the tcp tools' tracepoints), the socket's; in any other probe of a function, tracepoint or uprobe, the
-// current task's. BEGIN, END, interval and profile probes are left alone.
+// current task's. BEGIN, END, interval and profile probes, and BPF
+// programs' probes without an skb (XDP frames), are left alone.
 // It reports whether a probe changed; s is not changed.
 func Scope(s *lang.Script, skb func(*lang.Probe) bool, sock func(*lang.Probe) (name string, cast bool)) (*lang.Script, bool) {
 	return eachProbe(s, func(p *lang.Probe) *lang.Probe {
@@ -63,12 +64,13 @@ func sockName(sock func(*lang.Probe) (string, bool), p *lang.Probe) string {
 }
 
 // onEvents reports whether a probe runs on the kernel's or a process's
-// events (a function, a tracepoint, a uprobe, a BPF program), not on
-// BEGIN, END, a timer or a CPU profile.
+// events (a function, a tracepoint, a uprobe), not on BEGIN, END, a timer
+// or a CPU profile, nor in a BPF program without an skb (an XDP frame's,
+// in softirq: no task's namespace says whose it is).
 func onEvents(p *lang.Probe) bool {
 	for _, s := range p.Specs {
 		switch s.Kind {
-		case lang.ProbeBegin, lang.ProbeEnd, lang.ProbeInterval, lang.ProbeProfile:
+		case lang.ProbeBegin, lang.ProbeEnd, lang.ProbeInterval, lang.ProbeProfile, lang.ProbeBpf, lang.ProbeBpfRet:
 			return false
 		}
 	}
