@@ -28,7 +28,7 @@ fi
 if [ ! -d /sys/kernel/tracing/events ]; then
 	mount -t tracefs nodev /sys/kernel/tracing || true
 fi
-go test -run '^$' -bench . -benchtime 2s -benchmem ./lang ./codegen ./runtime ./runtime/kernel | tee "$out/gobench.txt"
+go test -run '^$' -bench . -benchtime 2s -benchmem ./lang ./codegen ./runtime/output ./runtime/session ./runtime/kernel | tee "$out/gobench.txt"
 cd "$out"
 ./skbbench -skbtrace ./skbtrace -udpflood ./udpflood -compile gobench.txt -commit "$commit" -o RESULTS.md
 cd - >/dev/null
@@ -61,7 +61,7 @@ cd - >/dev/null
 	echo "## Printing recorded records: ns and allocations per event (go test -bench ./runtime)"
 	echo
 	echo '```'
-	grep -E '^BenchmarkPrinter' "$out/gobench.txt"
+	grep -E '^BenchmarkPrinter(Capture)?[-/]' "$out/gobench.txt"
 	echo '```'
 	echo
 	echo "## Discovery and attach (go test -bench ./runtime/kernel ./runtime)"
@@ -69,6 +69,10 @@ cd - >/dev/null
 	echo '```'
 	grep -E '^Benchmark(Discovery|Attach)' "$out/gobench.txt"
 	echo '```'
+	echo
+	# Names: the printers with names, -d with and without them, the pod
+	# filter's test in BPF, the resolver's refresh.
+	BENCH_COMMIT=$commit bash bench/names.sh "$out/skbtrace" "$out/skbbench" "$out/udpflood"
 	if [ -f bench/NOTES.md ]; then
 		echo
 		cat bench/NOTES.md

@@ -136,7 +136,7 @@ func main() {
 	out := flag.String("o", "", "write the Markdown here (default stdout)")
 	compile := flag.String("compile", "", "a file with `go test -bench` output for the compile table")
 	commit := flag.String("commit", "unknown", "the commit measured")
-	only := flag.String("only", "", "run only this section: overhead (the sender's rate traced, -w's cost included) or sizes (program sizes)")
+	only := flag.String("only", "", "run only this section: overhead (the sender's rate traced, -w's cost included) sizes (program sizes) or names (the pod filter's and names' cost per packet)")
 	flag.Parse()
 	var w io.Writer = os.Stdout
 	if *out != "" {
@@ -165,6 +165,11 @@ func main() {
 		return
 	case "sizes":
 		sizes(w, *skbtrace, *bpftrace, haveBpftrace)
+		return
+	case "names":
+		namesPrograms(w, *skbtrace, *flood, *packets)
+		fmt.Fprintln(w)
+		namesOverhead(w, *skbtrace, *flood, *packets)
 		return
 	}
 
