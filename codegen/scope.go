@@ -23,12 +23,27 @@ func (ms *mapSet) scopeMap() {
 	}
 }
 
-// inScope compiles in_scope(inode): 1 where ScopeMap holds the inode, 0
-// where it does not.
+// inScope compiles scope.netns(inode [, otherwise]): 1 where ScopeMap
+// holds the inode (or, where it is 0, otherwise's), 0 where it does not.
+// otherwise is evaluated only where inode is 0: a packet with a device
+// pays one read of its namespace.
 func (g *gen) inScope(c *lang.CallExpr) error {
 	g.maps.scopeMap()
 	if err := g.expr(c.Args[0]); err != nil {
 		return err
+	}
+	if len(c.Args) == 2 {
+		have := g.label("scope_have")
+		g.vs.pop(asm.R0)
+		g.emit(asm.JNE.Imm(asm.R0, 0, have))
+		if err := g.expr(c.Args[1]); err != nil {
+			return err
+		}
+		g.vs.pop(asm.R0)
+		g.mark(have)
+		if err := g.vs.push(asm.R0); err != nil {
+			return err
+		}
 	}
 	// The key goes in the slot probe reads land in, free again once the
 	// inode is read: the filters take no stack from the probe's own

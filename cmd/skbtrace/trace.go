@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/runtime/output"
 	"github.com/skbtrace/skbtrace/runtime/pipeline"
 	"github.com/skbtrace/skbtrace/runtime/session"
 )
@@ -148,7 +149,7 @@ func trace(o options, plan *pipeline.Plan, attached func(), stdout, stderr io.Wr
 	if res := startNames(ctx, o, bt, stderr); res != nil {
 		defer res.Close()
 		if !bt {
-			sopts.Names = pipeline.Names(res)
+			sopts.Names = output.ResolverNames(res)
 		}
 		if !o.scope.Empty() {
 			sopts.Scope = pipeline.Scope(res, o.scope)

@@ -20,22 +20,21 @@ import (
 // It reports whether a probe changed; s is not changed.
 func Scope(s *lang.Script, skb func(*lang.Probe) bool, sock func(*lang.Probe) (name string, cast bool)) (*lang.Script, bool) {
 	return eachProbe(s, func(p *lang.Probe) *lang.Probe {
-		var inode lang.Expr
+		var inode, otherwise lang.Expr
 		at := p.At
 		switch {
 		case skb(p):
 			// Before it has a device, a packet is its socket's: an IPv4
-			// or IPv6 one (a netlink message is no pod's packet).
-			dev := &lang.Ident{At: at, Name: "netns"}
+			// or IPv6 one (family 2 or 10, the two whose value | 8 is 10;
+			// a netlink message is no pod's packet). scope.netns reads the
+			// socket only where netns is 0.
 			sk := func(steps ...string) lang.Expr {
 				return chain(at, &lang.Ident{At: at, Name: "skb"}, append([]string{"->sk", "->__sk_common"}, steps...)...)
 			}
-			family := func(v uint64) lang.Expr {
-				return &lang.BinaryExpr{At: at, Op: "==", OpSpan: at, X: sk(".skc_family"), Y: &lang.IntLit{At: at, Value: v}}
-			}
-			inet := &lang.BinaryExpr{At: at, Op: "||", OpSpan: at, X: family(2), Y: family(10)}
-			inode = &lang.CondExpr{At: at, Cond: dev, Then: &lang.Ident{At: at, Name: "netns"},
-				Else: &lang.CondExpr{At: at, Cond: inet, Then: sk(".skc_net", ".net", "->ns", ".inum"), Else: &lang.IntLit{At: at, Value: 0}}}
+			family := &lang.BinaryExpr{At: at, Op: "|", OpSpan: at, X: sk(".skc_family"), Y: &lang.IntLit{At: at, Value: 8}}
+			inet := &lang.BinaryExpr{At: at, Op: "==", OpSpan: at, X: &lang.ParenExpr{At: at, X: family}, Y: &lang.IntLit{At: at, Value: 10}}
+			inode = &lang.Ident{At: at, Name: "netns"}
+			otherwise = &lang.CondExpr{At: at, Cond: inet, Then: sk(".skc_net", ".net", "->ns", ".inum"), Else: &lang.IntLit{At: at, Value: 0}}
 		case sockName(sock, p) != "":
 			name, cast := sock(p)
 			var sk lang.Expr = &lang.FieldExpr{At: at, X: &lang.Ident{At: at, Name: "args"}, Name: name, NameSpan: at}
@@ -48,7 +47,11 @@ func Scope(s *lang.Script, skb func(*lang.Probe) bool, sock func(*lang.Probe) (n
 		default:
 			return p
 		}
-		var x lang.Expr = &lang.CallExpr{At: at, Name: stdlib.ScopeFunc, NameSpan: at, Args: []lang.Expr{inode}}
+		args := []lang.Expr{inode}
+		if otherwise != nil {
+			args = append(args, otherwise)
+		}
+		var x lang.Expr = &lang.CallExpr{At: at, Name: stdlib.ScopeFunc, NameSpan: at, Args: args}
 		if p.Pred != nil {
 			x = &lang.BinaryExpr{At: p.Pred.Span(), Op: "&&", OpSpan: at, X: x, Y: &lang.ParenExpr{At: p.Pred.Span(), X: p.Pred}}
 		}

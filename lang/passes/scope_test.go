@@ -26,7 +26,7 @@ skb:tcp_* /$x || $y/ { print(5) }`)
 		t.Fatal("Scope changed no probe")
 	}
 	unchanged(t, s)
-	const skbNetns = "scope.netns(netns ? netns : skb->sk->__sk_common.skc_family == 2 || skb->sk->__sk_common.skc_family == 10 ? skb->sk->__sk_common.skc_net.net->ns.inum : 0)"
+	const skbNetns = "scope.netns(netns, (skb->sk->__sk_common.skc_family | 8) == 10 ? skb->sk->__sk_common.skc_net.net->ns.inum : 0)"
 	const taskNetns = "scope.netns(curtask->nsproxy->net_ns->ns.inum)"
 	for i, want := range []string{skbNetns, "", taskNetns + " && ($x)", "", skbNetns + " && ($x || $y)"} {
 		p := got.Probes[i]
@@ -90,7 +90,9 @@ func exprText(s *lang.Script, e lang.Expr) string {
 		if c, ok := e.X.(*lang.CastExpr); ok {
 			return "((" + c.Type + " " + strings.Repeat("*", c.Ptr) + ")" + exprText(s, c.X) + ")"
 		}
-		return "(" + s.Src.Slice(e.X.Span()) + ")"
+		return "(" + exprText(s, e.X) + ")"
+	case *lang.VarExpr:
+		return "$" + strings.TrimPrefix(e.Name, "$")
 	}
 	return "?"
 }

@@ -9,7 +9,6 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -57,39 +56,6 @@ func (f *fakeNames) Netns(inode uint64) (Name, bool) { n, ok := f.netns[inode]; 
 func (f *fakeNames) Pid(uint32) (Name, bool)         { return Name{}, false }
 func (f *fakeNames) Dev(d string) (Name, bool)       { n, ok := f.dev[d]; return n, ok }
 func (f *fakeNames) Addr(a netip.Addr) (Name, bool)  { n, ok := f.addr[a]; return n, ok }
-
-// resolverNames adapts a real names.Resolver as runtime/pipeline.Names
-// does (Identity.Label() builds the label per lookup), so that the
-// figure includes what the session pays.
-type resolverNames struct{ r *names.Resolver }
-
-func benchName(id names.Identity, ok bool) (Name, bool) {
-	if !ok {
-		return Name{}, false
-	}
-	n := Name{Namespace: id.Namespace, Pod: id.Pod, Container: id.Container, Label: id.Label()}
-	if n.Container == "" {
-		n.Container = strings.Join(id.Containers, ",")
-	}
-	return n, n.Label != ""
-}
-
-func (n resolverNames) Netns(inode uint64) (Name, bool) { return benchName(n.r.Netns(inode)) }
-func (n resolverNames) Pid(pid uint32) (Name, bool) {
-	id, ok := n.r.Pid(pid)
-	if id.Pod == "" && id.Container == "" && id.ContainerID == "" {
-		return Name{}, false
-	}
-	return benchName(id, ok)
-}
-func (n resolverNames) Dev(dev string) (Name, bool) {
-	id, ok := n.r.Dev(dev)
-	if id.Pod == "" && id.Container == "" && len(id.Containers) == 0 {
-		return Name{}, false
-	}
-	return benchName(id, ok)
-}
-func (n resolverNames) Addr(a netip.Addr) (Name, bool) { return benchName(n.r.Addr(a)) }
 
 // benchIPNetns adds an `ip netns` for the benchmark and returns a resolver
 // that has refreshed with it (the host's /proc as it is), and its inode;
@@ -167,7 +133,7 @@ func BenchmarkPrinterNames(b *testing.B) {
 				n = newFakeNames(inode)
 			case "resolver":
 				if r != nil {
-					inode, n = rino, resolverNames{r}
+					inode, n = rino, ResolverNames(r)
 				}
 			}
 			recs := namesRecords(ev, inode)
