@@ -34,7 +34,7 @@ echo "A print record of len, dev, netns, saddr, sport, dport (print) and of len,
 echo "pod, podns, container (pod), formatted as text and JSON: with no names (IDs alone), with a"
 echo "fake output.Names that knows the namespace, the veth and the address (a map read each), and"
 echo "with a real names.Resolver refreshed from this host and an ip netns of the records' (its"
-echo "label is built per lookup, as runtime/pipeline's adapter does)."
+echo "names are made once per identity and kept until its tables change: output.ResolverNames)."
 echo
 echo '```'
 go test -run '^$' -bench 'PrinterNames' -benchtime 1s -count 3 -benchmem ./runtime/output | grep -E '^Benchmark'
