@@ -56,25 +56,19 @@ func unescapeMount(s string) string {
 	return b.String()
 }
 
-// cgroupIDs stats each cgroup v2 path's directory under the mount: its inode
+// cgroupID stats a cgroup v2 path's directory under the mount: its inode
 // is the cgroup ID bpf_get_current_cgroup_id returns for a task in it (on
 // 64-bit kernels kernfs's inode number is the node's 64-bit ID; this was
-// checked against bpftrace's cgroup builtin on a hybrid host). Paths that no
-// longer exist are left out.
-func cgroupIDs(mountpoint, root string, paths []string) map[string]uint64 {
-	ids := make(map[string]uint64, len(paths))
-	var st unix.Stat_t
-	for _, p := range paths {
-		if _, ok := ids[p]; ok {
-			continue
-		}
-		rel := p
-		if root != "/" {
-			rel = strings.TrimPrefix(p, root)
-		}
-		if err := unix.Stat(filepath.Join(mountpoint, rel), &st); err == nil {
-			ids[p] = st.Ino
-		}
+// checked against bpftrace's cgroup builtin on a hybrid host). It is 0
+// where the path no longer exists.
+func cgroupID(mountpoint, root, p string) uint64 {
+	rel := p
+	if root != "/" {
+		rel = strings.TrimPrefix(p, root)
 	}
-	return ids
+	var st unix.Stat_t
+	if err := unix.Stat(filepath.Join(mountpoint, rel), &st); err != nil {
+		return 0
+	}
+	return st.Ino
 }

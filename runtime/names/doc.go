@@ -12,9 +12,11 @@
 // The sources, each in a file of its own: the CRI (cri.go: pod sandboxes,
 // their network namespaces and containers), /proc (proc.go: every process's
 // network namespace and cgroup, the container ID read from the cgroup path's
-// shape in cgrouppath.go), cgroup v2 directories (cgroupfs.go: a container's
-// cgroup ID), podman's and docker's stores (engines.go: container names where
-// no Kubernetes runs), `ip netns` names (ipnetns.go) and host-side veths
-// (veth.go: a device to the namespace of its peer). tables.go joins what they
-// found into the snapshot.
+// shape in cgrouppath.go, its cgroup v2 directory's ID in cgroupfs.go; a
+// refresh lists /proc and reads only the processes new since the last, and
+// each known one again at most every procRecheck refreshes), podman's and
+// docker's stores (engines.go: container names where no Kubernetes runs),
+// `ip netns` names (ipnetns.go) and host-side veths (veth.go: a device to
+// the namespace of its peer). tables.go joins what they found into the
+// snapshot.
 package names

@@ -51,6 +51,7 @@ type Resolver struct {
 
 	refreshMu sync.Mutex // one refresh at a time; guards the sources below
 	cri       criSource
+	proc      procCache
 	engines   engineNames
 	warned    map[string]bool
 
@@ -80,6 +81,7 @@ func New(o Options) *Resolver {
 	}
 	r := &Resolver{o: o, kick: make(chan struct{}, 1), warned: map[string]bool{}}
 	r.cri = criSource{configured: o.CRISocket, proc: o.Proc}
+	r.proc = procCache{root: o.Proc}
 	r.engines = engineNames{podmanRoot: o.PodmanRoot, dockerRoot: o.DockerRoot}
 	r.snap.Store(&tables{})
 	return r
@@ -272,7 +274,7 @@ func (r *Resolver) gather(ctx context.Context) (*tables, []string, error) {
 	}
 	f.pods, f.criRuntime = pods, r.cri.runtime
 
-	proc, err := scanProc(r.o.Proc)
+	proc, _, err := r.proc.scan()
 	if err != nil {
 		status = append(status, fmt.Sprintf("%s: %v", r.o.Proc, err))
 		r.warn("proc", "names: %s: %v", r.o.Proc, err)
@@ -280,14 +282,21 @@ func (r *Resolver) gather(ctx context.Context) (*tables, []string, error) {
 	}
 	f.proc = proc
 	nets := map[uint64]bool{}
-	var cgPaths, ids []string
+	cgroups := map[uint64]bool{}
+	seenID := map[string]bool{}
+	var ids []string
 	for _, p := range proc.procs {
 		if p.netns != 0 {
 			nets[p.netns] = true
 		}
 		if p.hasCont {
-			cgPaths = append(cgPaths, p.cgroup2)
-			ids = append(ids, p.cont.ID)
+			if p.cgroupID != 0 {
+				cgroups[p.cgroupID] = true
+			}
+			if !seenID[p.cont.ID] {
+				seenID[p.cont.ID] = true
+				ids = append(ids, p.cont.ID)
+			}
 		}
 	}
 	line = fmt.Sprintf("%s: %d processes, %d network namespaces", r.o.Proc, len(proc.procs), len(nets))
@@ -299,12 +308,11 @@ func (r *Resolver) gather(ctx context.Context) (*tables, []string, error) {
 	}
 	status = append(status, line)
 
-	if mnt, root, err := cgroup2Mount(r.o.Proc); err != nil {
+	if err := r.proc.mntErr; err != nil {
 		status = append(status, "cgroup2: "+err.Error())
 		r.warn("cgroup2", "names: %v: cgroup IDs are not named", err)
 	} else {
-		f.cgroupIDs = cgroupIDs(mnt, root, cgPaths)
-		status = append(status, fmt.Sprintf("cgroup2 %s: %d container cgroups", mnt, len(f.cgroupIDs)))
+		status = append(status, fmt.Sprintf("cgroup2 %s: %d container cgroups", r.proc.mnt, len(cgroups)))
 	}
 
 	if n, err := r.engines.readPodman(); err != nil {

@@ -26,7 +26,6 @@ type found struct {
 	criRuntime string
 	engines    *engineNames
 	ipnetns    map[string]uint64
-	cgroupIDs  map[string]uint64 // a cgroup v2 path → its ID
 	netnsDir   string
 }
 
@@ -107,8 +106,8 @@ func build(f found) (*tables, map[uint64]string) {
 		}
 		id := identityOf(p.cont)
 		t.pid[p.pid] = id
-		if cg, ok := f.cgroupIDs[p.cgroup2]; ok && p.cgroup2 != "" {
-			t.cgroup[cg] = id
+		if p.cgroupID != 0 {
+			t.cgroup[p.cgroupID] = id
 		}
 		if p.netns == 0 || p.netns == t.self || podNetns[p.netns] {
 			continue
