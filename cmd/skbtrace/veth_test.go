@@ -69,7 +69,7 @@ func vethPair(t *testing.T, n int) (ns1, ns2 string, inum2 uint64) {
 // packets sent; device, addresses, ports, length, mark and the receiving
 // namespace equal to what was sent.
 func TestVethEndToEnd(t *testing.T) {
-	ns1, _, inum := vethPair(t, 1)
+	ns1, ns2, inum := vethPair(t, 1)
 	const sent, payload, port = 5, 100, 4242
 	for _, v := range []struct {
 		src, dst string
@@ -89,8 +89,9 @@ tracepoint:skb:kfree_skb /dport == %d/ { @drop[dev, saddr, sport != 0, daddr, dp
 			t.Fatalf("exit %d: %s", code, errs)
 		}
 		// At xmit the skb holds the Ethernet header too.
-		want := fmt.Sprintf("@tx[v1, %s, %s, %d, %d, 0xdeadbeef]: %d\n\n@drop[v2, %s, true, %s, %d, %d, NO_SOCKET]: %d\n",
-			v.src, v.dst, port, 14+v.hdr+8+payload, sent, v.src, v.dst, port, inum, sent)
+		// The key's netns is followed by the ip netns name it has.
+		want := fmt.Sprintf("@tx[v1, %s, %s, %d, %d, 0xdeadbeef]: %d\n\n@drop[v2, %s, true, %s, %d, %d (netns:%s), NO_SOCKET]: %d\n",
+			v.src, v.dst, port, 14+v.hdr+8+payload, sent, v.src, v.dst, port, inum, ns2, sent)
 		if out != want {
 			t.Errorf("%s: output:\n%s\nwant:\n%s", v.dst, out, want)
 		}
