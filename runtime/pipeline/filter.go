@@ -36,30 +36,13 @@ func Quote(s string) string {
 // with its verdict (an XDP program's with the frame's device, length and
 // headers; with -w, only tc programs, whose packets are skbs).
 func FilterScript(filter string, write bool, h Hops) *lang.Source {
-	return filterScript(filter, write, false, h)
-}
-
-// ScopedScript is FilterScript for the pod filters (--pod, --namespace,
-// --container, --netns): each matching packet is followed with track()
-// from the first hop the filters let through, so that a pod's packet is
-// seen on after it leaves the pod (the host's veth, a bridge, another
-// pod), as the pod filters alone cannot.
-func ScopedScript(filter string, write bool, h Hops) *lang.Source {
-	return filterScript(filter, write, true, h)
-}
-
-func filterScript(filter string, write, follow bool, h Hops) *lang.Source {
 	body, ret := filterLine, filterRetLine
 	if write {
 		body, ret = "capture()", "capture()"
 		h.XDP = false
 	}
 	pred := " /pcap(" + Quote(filter) + ")/"
-	skbBody := body
-	if follow {
-		skbBody = "track(); " + body
-	}
-	text := "skb:*" + pred + " { " + skbBody + " }\n"
+	text := "skb:*" + pred + " { " + body + " }\n"
 	if h.on() {
 		text = hopConfig + text + h.probes(pred, pred, body, ret, xdpLine, xdpRetLine)
 	}

@@ -23,9 +23,7 @@ type Request struct {
 	Filter                            string
 	Timeline, Graph, Capture, BPFHops bool
 	// Scoped is set by the pod filters (--pod...): alone, they trace
-	// every hop of their pods' packets, as --filter ScopedFilter does,
-	// and with --filter alone each matching packet is followed out of the
-	// pod (ScopedScript).
+	// every hop of their pods' packets, as --filter ScopedFilter does.
 	Scoped bool
 }
 
@@ -75,8 +73,6 @@ func ScriptFor(r Request, warn func(string)) (src *lang.Source, _ Request, err e
 	switch {
 	case src == nil && r.Filter != "" && r.Timeline:
 		src, r.Filter = TimelineScript(r.Filter, hops()), ""
-	case src == nil && r.Filter != "" && r.Scoped:
-		src, r.Filter = ScopedScript(r.Filter, r.Capture, hops()), ""
 	case src == nil && r.Filter != "":
 		src, r.Filter = FilterScript(r.Filter, r.Capture, hops()), ""
 	case src == nil && r.Timeline:
