@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -16,15 +17,16 @@ import (
 
 // flood runs skbtrace as a child process on a printf-per-packet script
 // while the helper sends `sent` datagrams, and returns what was printed,
-// the loss skbtrace reported, and the child's peak RSS in KiB.
+// the loss skbtrace reported, and the child's peak RSS in KiB. The child is
+// skbtrace as built, not this test binary, whose cluster tests link
+// client-go and its schemes: the RSS is skbtrace's own.
 func flood(t *testing.T, sent int, extra ...string) (printed, lost int, rssKB int64) {
 	t.Helper()
 	port := closedUDPPort(t)
 	helper := sendCommand(fmt.Sprintf("127.0.0.1:%d", port), sent, 5, 0)
 	script := fmt.Sprintf(`tracepoint:skb:kfree_skb /dport == %d/ { printf("%%u\n", len) }`, port)
 	args := append([]string{"-e", script, "-c", helper}, extra...)
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "SKBTRACE_ARGS="+strings.Join(args, "\x1f"))
+	cmd := exec.Command(builtSkbtrace(t), args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
@@ -35,6 +37,33 @@ func flood(t *testing.T, sent int, extra ...string) (printed, lost int, rssKB in
 		lost, _ = strconv.Atoi(m[1])
 	}
 	return printed, lost, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
+}
+
+var (
+	builtOnce sync.Once
+	builtBin  string
+	builtErr  error
+)
+
+// builtSkbtrace builds skbtrace (go build, once per test binary) and
+// returns its path.
+func builtSkbtrace(t *testing.T) string {
+	t.Helper()
+	builtOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "skbtrace-bin-")
+		if err != nil {
+			builtErr = err
+			return
+		}
+		builtBin = filepath.Join(dir, "skbtrace")
+		if out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput(); err != nil {
+			builtErr = fmt.Errorf("go build: %v: %s", err, out)
+		}
+	})
+	if builtErr != nil {
+		t.Fatal(builtErr)
+	}
+	return builtBin
 }
 
 // TestFloodLosesNothingSilently floods skbtrace with one event per packet,

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -53,7 +54,11 @@ func TestMain(m *testing.M) {
 	// left to a helper would slow the next test's attaching and detaching
 	// (the kernel serializes them). TestDetachInBackground unsets it.
 	os.Setenv(session.DetachEnv, "wait")
-	os.Exit(m.Run())
+	code := m.Run()
+	if builtBin != "" {
+		os.RemoveAll(filepath.Dir(builtBin))
+	}
+	os.Exit(code)
 }
 
 // sendCommand is a shell command, for -c, that sends count UDP datagrams of
