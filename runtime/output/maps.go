@@ -24,7 +24,8 @@ type MapData struct {
 // Entry is one decoded map element.
 type Entry struct {
 	Key string // the script's keys, formatted: [udp, 9]
-	// Keys are the keys formatted each (Values.Entry's parts).
+	// Keys are the keys formatted each, IDs without their names
+	// (Values.Entry's parts).
 	Keys   []string
 	Value  Agg
 	Bucket int64 // for histograms, the bucket index
@@ -33,7 +34,7 @@ type Entry struct {
 }
 
 // Entry decodes a map element read from the kernel: keys formatted by
-// their types (with parts, also each alone), per-CPU values combined by
+// their types (with parts, also each alone, without names), per-CPU values combined by
 // the aggregation, a plain value's bytes kept (copied: readers reuse
 // their buffers).
 func (f *Values) Entry(l *codegen.MapLayout, key []byte, perCPU [][]byte, parts bool) Entry {
@@ -48,21 +49,30 @@ func (f *Values) Entry(l *codegen.MapLayout, key []byte, perCPU [][]byte, parts 
 	return e
 }
 
-// formatKey renders the script's keys of a map element: [udp, 9]; with
-// parts, also each key alone.
+// formatKey renders the script's keys of a map element as the printer
+// prints them, names and all: [udp, 9]; with parts, also each key alone as
+// its ID, with no name (what a consumer such as a metric's label keys by:
+// a name learnt later does not change it).
 func (f *Values) formatKey(l *codegen.MapLayout, key []byte, parts bool) (string, []string) {
 	if len(l.Keys) == 0 {
 		return "", nil
 	}
-	out := make([]string, len(l.Keys))
+	var out []string
+	if parts {
+		out = make([]string, len(l.Keys))
+	}
+	whole := []byte{'['}
 	for i, p := range l.Keys {
-		out[i] = string(f.appendNamed(nil, p.Type, key[p.Offset:p.Offset+p.Size]))
+		raw := key[p.Offset : p.Offset+p.Size]
+		if i > 0 {
+			whole = append(whole, ", "...)
+		}
+		whole = f.appendNamed(whole, p.Type, raw)
+		if parts {
+			out[i] = f.value(p.Type, raw)
+		}
 	}
-	whole := "[" + strings.Join(out, ", ") + "]"
-	if !parts {
-		return whole, nil
-	}
-	return whole, out
+	return string(append(whole, ']')), out
 }
 
 // Unset reports, for a min or max map, the elements no CPU has set a

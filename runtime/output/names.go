@@ -6,8 +6,6 @@ import (
 	"net/netip"
 	"strconv"
 
-	"github.com/cilium/ebpf/btf"
-
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/lang/types"
 )
@@ -36,13 +34,6 @@ type Name struct {
 // SetNames gives the resolver that annotates values with the names of
 // pods and containers; nil (the default) prints IDs alone.
 func (f *Values) SetNames(n Names) { f.names = n }
-
-// Plain is a formatter of the same values without names: Prometheus'
-// labels keep the IDs, and get the names as labels of their own.
-func (f *Values) Plain() *Values {
-	return &Values{ksyms: f.ksyms, enumNames: map[*btf.Enum]map[uint64]string{}, stacks: f.stacks, boot: f.boot,
-		offsetBase: f.offsetBase, probeNames: f.probeNames}
-}
 
 // NetnsName is the name of a network namespace by its inode, if known.
 func (f *Values) NetnsName(inode uint64) (Name, bool) {

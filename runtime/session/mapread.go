@@ -10,7 +10,8 @@ import (
 // MapEntry is one element of a script's map as ReadMap reads it, its key
 // and value formatted as the printer prints them.
 type MapEntry struct {
-	// Keys are the element's keys, each as the printer prints it:
+	// Keys are the element's keys, each as the printer prints it but
+	// without the names of pods and containers (a netns is its inode):
 	// "udp" and "9" for @m[udp, 9]; nil for a keyless map. Their names
 	// are the layout's (MapLayout.Keys).
 	Keys []string
@@ -55,12 +56,7 @@ func (s *Session) ReadMap(l *codegen.MapLayout) ([]MapEntry, error) {
 	if s.coll == nil {
 		return nil, errors.New("read @" + l.Name + ": the session is closed")
 	}
-	// Keys are the IDs alone: a label's value does not change as names
-	// are learnt (NetnsName gives them).
-	if s.plain == nil {
-		s.plain = s.fmt.Plain()
-	}
-	entries, err := s.readMapWith(s.plain, l, true)
+	entries, err := s.readMapWith(s.fmt, l, true)
 	if err != nil {
 		return nil, err
 	}

@@ -26,10 +26,8 @@ type Session struct {
 	links []link.Link
 	// profiles are the profile probes' perf events.
 	profiles []*profileEvents
-	// fmt formats values: the printer's; plain, the same without names,
-	// map keys read for metrics (ReadMap).
-	fmt   *output.Values
-	plain *output.Values
+	// fmt formats values: the printer's, and map keys read for metrics.
+	fmt *output.Values
 	// pr prints the records and the maps in the chosen format.
 	pr *output.Printer
 	// events reads the ring buffer; done reports the reader's end.
