@@ -82,7 +82,7 @@ func (p *Printer) appendJSONData(dst []byte, where string, ev *codegen.Event, b 
 func (p *Printer) appendJSONValue(dst []byte, where string, a codegen.EventArg, raw []byte) []byte {
 	t := a.Type
 	switch {
-	case t.Kind == types.Int && (t.Fmt == types.FmtDec || t.Fmt == types.FmtNetns || t.Fmt == types.FmtPid):
+	case jsonNumber(t):
 		if t.Signed {
 			return strconv.AppendInt(dst, int64(binary.LittleEndian.Uint64(raw)), 10)
 		}

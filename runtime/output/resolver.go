@@ -14,8 +14,7 @@ import (
 // names made of each identity are kept until the resolver's tables change,
 // so that a printed event pays a map read, not a label's making.
 func ResolverNames(r *names.Resolver) Names {
-	n := &resolverNames{r: r}
-	n.clear()
+	n := &resolverNames{r: r, netns: map[uint64]Name{}, pid: map[uint32]Name{}, dev: map[string]Name{}, addr: map[netip.Addr]Name{}}
 	r.OnChange(n.clear)
 	return n
 }
@@ -32,16 +31,19 @@ type resolverNames struct {
 // clear forgets the names made: the resolver's tables changed.
 func (n *resolverNames) clear() {
 	n.mu.Lock()
-	n.netns, n.pid, n.dev, n.addr = map[uint64]Name{}, map[uint32]Name{}, map[string]Name{}, map[netip.Addr]Name{}
+	clear(n.netns)
+	clear(n.pid)
+	clear(n.dev)
+	clear(n.addr)
 	n.mu.Unlock()
 }
 
 // cached answers from m, or makes the name of what lookup finds and keeps
 // it; what is not known is asked again next time (the resolver's miss
 // nudges its refresh).
-func cached[K comparable](n *resolverNames, m func() map[K]Name, k K, lookup func() (Name, bool)) (Name, bool) {
+func cached[K comparable](n *resolverNames, m map[K]Name, k K, lookup func() (Name, bool)) (Name, bool) {
 	n.mu.RLock()
-	v, ok := m()[k]
+	v, ok := m[k]
 	n.mu.RUnlock()
 	if ok {
 		return v, true
@@ -49,7 +51,7 @@ func cached[K comparable](n *resolverNames, m func() map[K]Name, k K, lookup fun
 	v, ok = lookup()
 	if ok {
 		n.mu.Lock()
-		m()[k] = v
+		m[k] = v
 		n.mu.Unlock()
 	}
 	return v, ok
@@ -67,13 +69,13 @@ func identityName(id names.Identity, ok bool) (Name, bool) {
 }
 
 func (n *resolverNames) Netns(inode uint64) (Name, bool) {
-	return cached(n, func() map[uint64]Name { return n.netns }, inode, func() (Name, bool) { return identityName(n.r.Netns(inode)) })
+	return cached(n, n.netns, inode, func() (Name, bool) { return identityName(n.r.Netns(inode)) })
 }
 
 // Pid names a process by its container alone: a host process in an ip
 // netns says nothing more than its pid.
 func (n *resolverNames) Pid(pid uint32) (Name, bool) {
-	return cached(n, func() map[uint32]Name { return n.pid }, pid, func() (Name, bool) {
+	return cached(n, n.pid, pid, func() (Name, bool) {
 		id, ok := n.r.Pid(pid)
 		if id.Pod == "" && id.Container == "" && id.ContainerID == "" {
 			return Name{}, false
@@ -84,7 +86,7 @@ func (n *resolverNames) Pid(pid uint32) (Name, bool) {
 
 // Dev names a host-side veth by the pod or container behind it.
 func (n *resolverNames) Dev(dev string) (Name, bool) {
-	return cached(n, func() map[string]Name { return n.dev }, dev, func() (Name, bool) {
+	return cached(n, n.dev, dev, func() (Name, bool) {
 		id, ok := n.r.Dev(dev)
 		if id.Pod == "" && id.Container == "" && len(id.Containers) == 0 {
 			return Name{}, false
@@ -94,5 +96,5 @@ func (n *resolverNames) Dev(dev string) (Name, bool) {
 }
 
 func (n *resolverNames) Addr(a netip.Addr) (Name, bool) {
-	return cached(n, func() map[netip.Addr]Name { return n.addr }, a, func() (Name, bool) { return identityName(n.r.Addr(a)) })
+	return cached(n, n.addr, a, func() (Name, bool) { return identityName(n.r.Addr(a)) })
 }

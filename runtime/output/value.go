@@ -103,7 +103,7 @@ func (f *Values) appendValue(dst []byte, t types.Type, raw []byte) []byte {
 // as arrays of frames, the rest as value formats them.
 func (f *Values) jsonValue(t types.Type, raw []byte) any {
 	switch {
-	case t.Kind == types.Int && (t.Fmt == types.FmtDec || t.Fmt == types.FmtNetns || t.Fmt == types.FmtPid):
+	case jsonNumber(t):
 		v := binary.LittleEndian.Uint64(raw)
 		if t.Signed {
 			return int64(v)
@@ -115,6 +115,12 @@ func (f *Values) jsonValue(t types.Type, raw []byte) any {
 		return json.RawMessage(f.appendTupleJSON(nil, t, raw))
 	}
 	return f.value(t, raw)
+}
+
+// jsonNumber reports whether JSON shows a value as a number: plain
+// integers, and the IDs text follows with a name (a netns, a pid).
+func jsonNumber(t types.Type) bool {
+	return t.Kind == types.Int && (t.Fmt == types.FmtDec || t.Fmt == types.FmtNetns || t.Fmt == types.FmtPid)
 }
 
 // stack resolves a kstack id to its frames, innermost first.
