@@ -12,12 +12,18 @@ func Filter(s *lang.Script, filter string, skb func(*lang.Probe) bool) (*lang.Sc
 			return p
 		}
 		at := p.At
-		var x lang.Expr = &lang.CallExpr{At: at, Name: "pcap", NameSpan: at, Args: []lang.Expr{&lang.StrLit{At: at, Value: filter}}}
-		if p.Pred != nil {
-			x = &lang.BinaryExpr{At: p.Pred.Span(), Op: "&&", OpSpan: at, X: x, Y: &lang.ParenExpr{At: p.Pred.Span(), X: p.Pred}}
-		}
-		cp := *p
-		cp.Pred = x
-		return &cp
+		return andPred(p, &lang.CallExpr{At: at, Name: "pcap", NameSpan: at, Args: []lang.Expr{&lang.StrLit{At: at, Value: filter}}})
 	})
+}
+
+// andPred returns a copy of p whose predicate is x, ANDed in front of the
+// parenthesised predicate p had, if any. The new nodes take the probe's
+// position.
+func andPred(p *lang.Probe, x lang.Expr) *lang.Probe {
+	if p.Pred != nil {
+		x = &lang.BinaryExpr{At: p.Pred.Span(), Op: "&&", OpSpan: p.At, X: x, Y: &lang.ParenExpr{At: p.Pred.Span(), X: p.Pred}}
+	}
+	cp := *p
+	cp.Pred = x
+	return &cp
 }

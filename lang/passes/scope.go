@@ -12,16 +12,18 @@ import (
 // current). INODE is, in a probe with an skb, the network namespace of its
 // device, or of its socket where it has no device yet (the first
 // functions a packet sent meets) and the socket is an IPv4 or IPv6 one
-// (else 0, which no filter lets through); in a probe with a socket argument
-// (which sock names: a struct sock *, or, with cast, a tracepoint's
-// untyped skaddr; the tcp tools' tracepoints), the socket's; in any other probe of a function, tracepoint or uprobe, the
-// current task's. BEGIN, END, interval and profile probes, and BPF
+// (else 0, which no filter lets through); in a probe with a socket
+// argument (which sock names: a struct sock *, or, with cast, a
+// tracepoint's untyped skaddr; the tcp tools' tracepoints), the socket's;
+// in any other probe of a function, tracepoint or uprobe, the current
+// task's. BEGIN, END, interval and profile probes, and BPF
 // programs' probes without an skb (XDP frames), are left alone.
 // It reports whether a probe changed; s is not changed.
 func Scope(s *lang.Script, skb func(*lang.Probe) bool, sock func(*lang.Probe) (name string, cast bool)) (*lang.Script, bool) {
 	return eachProbe(s, func(p *lang.Probe) *lang.Probe {
 		var inode, otherwise lang.Expr
 		at := p.At
+		sockArg, cast := sock(p)
 		switch {
 		case skb(p):
 			// Before it has a device, a packet is its socket's: an IPv4
@@ -35,13 +37,12 @@ func Scope(s *lang.Script, skb func(*lang.Probe) bool, sock func(*lang.Probe) (n
 			inet := &lang.BinaryExpr{At: at, Op: "==", OpSpan: at, X: &lang.ParenExpr{At: at, X: family}, Y: &lang.IntLit{At: at, Value: 10}}
 			inode = &lang.Ident{At: at, Name: "netns"}
 			otherwise = &lang.CondExpr{At: at, Cond: inet, Then: sk(".skc_net", ".net", "->ns", ".inum"), Else: &lang.IntLit{At: at, Value: 0}}
-		case sockName(sock, p) != "":
-			name, cast := sock(p)
-			var sk lang.Expr = &lang.FieldExpr{At: at, X: &lang.Ident{At: at, Name: "args"}, Name: name, NameSpan: at}
+		case sockArg != "":
+			var arg lang.Expr = &lang.FieldExpr{At: at, X: &lang.Ident{At: at, Name: "args"}, Name: sockArg, NameSpan: at}
 			if cast {
-				sk = &lang.ParenExpr{At: at, X: &lang.CastExpr{At: at, Type: "struct sock", Ptr: 1, X: sk}}
+				arg = &lang.ParenExpr{At: at, X: &lang.CastExpr{At: at, Type: "struct sock", Ptr: 1, X: arg}}
 			}
-			inode = chain(at, sk, "->__sk_common", ".skc_net", ".net", "->ns", ".inum")
+			inode = chain(at, arg, "->__sk_common", ".skc_net", ".net", "->ns", ".inum")
 		case onEvents(p):
 			inode = chain(at, &lang.Ident{At: at, Name: "curtask"}, "->nsproxy", "->net_ns", "->ns", ".inum")
 		default:
@@ -51,19 +52,8 @@ func Scope(s *lang.Script, skb func(*lang.Probe) bool, sock func(*lang.Probe) (n
 		if otherwise != nil {
 			args = append(args, otherwise)
 		}
-		var x lang.Expr = &lang.CallExpr{At: at, Name: stdlib.ScopeFunc, NameSpan: at, Args: args}
-		if p.Pred != nil {
-			x = &lang.BinaryExpr{At: p.Pred.Span(), Op: "&&", OpSpan: at, X: x, Y: &lang.ParenExpr{At: p.Pred.Span(), X: p.Pred}}
-		}
-		cp := *p
-		cp.Pred = x
-		return &cp
+		return andPred(p, &lang.CallExpr{At: at, Name: stdlib.ScopeFunc, NameSpan: at, Args: args})
 	})
-}
-
-func sockName(sock func(*lang.Probe) (string, bool), p *lang.Probe) string {
-	name, _ := sock(p)
-	return name
 }
 
 // onEvents reports whether a probe runs on the kernel's or a process's

@@ -34,20 +34,11 @@ func checkScript(cfg Config, script *lang.Script, types func() (check.BTF, error
 	// Which probes have an skb, as the checker found, by the probe's span:
 	// the copies the passes make of a probe keep it.
 	skbAt := map[lang.Span]bool{}
+	infoAt := map[lang.Span]*check.ProbeInfo{}
 	for p, pi := range info.Probes {
-		skbAt[p.At] = pi.Skb
+		skbAt[p.At], infoAt[p.At] = pi.Skb, pi
 	}
 	skb := func(p *lang.Probe) bool { return skbAt[p.At] }
-	type sockArg struct {
-		name string
-		cast bool
-	}
-	sockAt := map[lang.Span]sockArg{}
-	for p, pi := range info.Probes {
-		name, cast := sockParam(pi)
-		sockAt[p.At] = sockArg{name, cast}
-	}
-	sock := func(p *lang.Probe) (string, bool) { a := sockAt[p.At]; return a.name, a.cast }
 	changed := false
 	if cfg.Filter != "" {
 		if script, changed = passes.Filter(script, cfg.Filter, skb); !changed {
@@ -55,6 +46,7 @@ func checkScript(cfg Config, script *lang.Script, types func() (check.BTF, error
 		}
 	}
 	if cfg.Scope {
+		sock := func(p *lang.Probe) (string, bool) { return sockParam(infoAt[p.At]) }
 		if script, changed = passes.Scope(script, skb, sock); !changed {
 			return nil, nil, errors.New("--pod, --namespace, --container and --netns choose the packets of network namespaces: no probe of the script runs on packets or in a process")
 		}
@@ -95,6 +87,9 @@ func checkScript(cfg Config, script *lang.Script, types func() (check.BTF, error
 // pointer, or, with cast, a tracepoint's untyped skaddr (the sock and tcp
 // tracepoints' format); "" without one.
 func sockParam(pi *check.ProbeInfo) (name string, cast bool) {
+	if pi == nil {
+		return "", false
+	}
 	for _, p := range pi.Params {
 		if ptr, ok := btf.UnderlyingType(p.BTF).(*btf.Pointer); ok {
 			if st, ok := btf.UnderlyingType(ptr.Target).(*btf.Struct); ok && st.Name == "sock" {

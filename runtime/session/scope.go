@@ -62,9 +62,6 @@ func (k *scopeKeeper) sync(tell bool) error {
 	}
 	one := uint8(1)
 	for inode, label := range want {
-		if _, ok := k.in[inode]; ok && k.in[inode] == label {
-			continue
-		}
 		if _, ok := k.in[inode]; !ok {
 			if err := k.m.Put(uint32(inode), one); err != nil {
 				return fmt.Errorf("let network namespace %d through the pod filters: %w", inode, err)
@@ -73,7 +70,7 @@ func (k *scopeKeeper) sync(tell bool) error {
 				k.say("now tracing %s", scopeName(inode, label))
 			}
 		}
-		k.in[inode] = label
+		k.in[inode] = label // its name, once learnt, for when it leaves
 	}
 	for inode, label := range k.in {
 		if _, ok := want[inode]; ok {
