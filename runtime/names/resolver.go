@@ -180,45 +180,39 @@ func (r *Resolver) nudge() {
 	}
 }
 
-// Netns returns the identity of the network namespace with this inode.
-func (r *Resolver) Netns(inode uint64) (Identity, bool) {
-	id, ok := r.snap.Load().netns[inode]
+// lookup reads k's identity from a table of the snapshot; a miss nudges
+// the refresher.
+func lookup[K comparable](r *Resolver, table map[K]Identity, k K) (Identity, bool) {
+	id, ok := table[k]
 	if !ok {
 		r.nudge()
 	}
 	return id, ok
 }
 
+// Netns returns the identity of the network namespace with this inode.
+func (r *Resolver) Netns(inode uint64) (Identity, bool) {
+	return lookup(r, r.snap.Load().netns, inode)
+}
+
 // Cgroup returns the identity of the container in the cgroup v2 with this
 // ID, as bpf_get_current_cgroup_id returns it (the inode of the cgroup2
 // directory).
 func (r *Resolver) Cgroup(id uint64) (Identity, bool) {
-	v, ok := r.snap.Load().cgroup[id]
-	if !ok {
-		r.nudge()
-	}
-	return v, ok
+	return lookup(r, r.snap.Load().cgroup, id)
 }
 
 // Pid returns the identity of the container the process (thread group ID)
 // runs in.
 func (r *Resolver) Pid(pid uint32) (Identity, bool) {
-	v, ok := r.snap.Load().pid[pid]
-	if !ok {
-		r.nudge()
-	}
-	return v, ok
+	return lookup(r, r.snap.Load().pid, pid)
 }
 
 // Dev returns the identity of the pod or container behind a host-side
 // device (a veth in the resolver's network namespace whose peer is in the
 // pod's).
 func (r *Resolver) Dev(name string) (Identity, bool) {
-	v, ok := r.snap.Load().dev[name]
-	if !ok {
-		r.nudge()
-	}
-	return v, ok
+	return lookup(r, r.snap.Load().dev, name)
 }
 
 // Addr returns the identity of the pod whose IP address a is, from the
@@ -226,11 +220,7 @@ func (r *Resolver) Dev(name string) (Identity, bool) {
 // addresses are read as IPv4. Host-network pods' addresses are not theirs
 // alone and are not named.
 func (r *Resolver) Addr(a netip.Addr) (Identity, bool) {
-	v, ok := r.snap.Load().addr[a.Unmap()]
-	if !ok {
-		r.nudge()
-	}
-	return v, ok
+	return lookup(r, r.snap.Load().addr, a.Unmap())
 }
 
 // Refresh asks every source now and replaces the tables; OnChange's
