@@ -14,6 +14,7 @@ import (
 
 // progSize is one loaded program's size as the kernel reports it.
 type progSize struct {
+	id   ebpf.ProgramID
 	name string
 	// xlated is the program after the kernel's rewrites, in 8-byte
 	// instruction slots (bpftool's count: a 64-bit load is two).
@@ -53,7 +54,7 @@ func progsAfter(after ebpf.ProgramID) []progSize {
 		if err != nil {
 			continue
 		}
-		ps := progSize{name: info.Name}
+		ps := progSize{id: id, name: info.Name}
 		if n, err := info.TranslatedSize(); err == nil {
 			ps.xlated = n / 8
 		}
@@ -67,43 +68,82 @@ func progsAfter(after ebpf.ProgramID) []progSize {
 // is there, reads the size of the largest, and stops the tool.
 func attachedSize(tool string, args ...string) (progSize, error) {
 	before := lastProgID()
-	cmd := exec.Command(tool, append(args, "-c", "/bin/sleep 10")...)
-	var out syncbuf.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
+	r, err := startTool(tool, true, "/bin/sleep 10", args...)
+	if err != nil {
 		return progSize{}, err
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		cmd.Process.Signal(syscall.SIGINT)
-		<-exited
-	}()
+	defer r.stop()
+	var best progSize
+	err = r.until(func(out string) bool {
+		if !strings.Contains(out, "tracing ") && !strings.Contains(out, "Attaching ") {
+			return false
+		}
+		// bpftrace says it attaches before it loads: wait for the program.
+		best = largest(progsAfter(before))
+		return best.xlated > 0
+	})
+	return best, err
+}
+
+// largest is the program of most instructions after the kernel's rewrites.
+func largest(progs []progSize) progSize {
+	var best progSize
+	for _, p := range progs {
+		if p.xlated > best.xlated {
+			best = p
+		}
+	}
+	return best
+}
+
+// runningTool is a tracer started on a script, with -c running a sleep
+// that keeps it tracing until stop.
+type runningTool struct {
+	desc   string
+	cmd    *exec.Cmd
+	out    syncbuf.Buffer
+	exited chan error
+}
+
+// startTool starts tool with args and -c sleep; its stderr, and with
+// stdout its stdout too, go to out.
+func startTool(tool string, stdout bool, sleep string, args ...string) (*runningTool, error) {
+	r := &runningTool{desc: fmt.Sprintf("%s %v", tool, args), exited: make(chan error, 1)}
+	r.cmd = exec.Command(tool, append(args, "-c", sleep)...)
+	r.cmd.Stderr = &r.out
+	if stdout {
+		r.cmd.Stdout = &r.out
+	}
+	// The sleep outlives the tool's SIGINT and holds its output open.
+	r.cmd.WaitDelay = 200 * time.Millisecond
+	if err := r.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { r.exited <- r.cmd.Wait() }()
+	return r, nil
+}
+
+// until polls the tool's output every 20 ms until ready says so, the tool
+// ends, or 20 s pass.
+func (r *runningTool) until(ready func(out string) bool) error {
 	deadline := time.After(20 * time.Second)
-	for {
+	for !ready(r.out.String()) {
 		select {
-		case err := <-exited:
-			exited <- err
-			return progSize{}, fmt.Errorf("%s %v ended before attaching: %v: %s", tool, args, err, out.String())
+		case err := <-r.exited:
+			r.exited <- err
+			return fmt.Errorf("%s ended before attaching: %v: %s", r.desc, err, r.out.String())
 		case <-deadline:
-			return progSize{}, fmt.Errorf("%s %v: not attached within 20 s", tool, args)
+			return fmt.Errorf("%s: not attached within 20 s", r.desc)
 		case <-time.After(20 * time.Millisecond):
 		}
-		if o := out.String(); !strings.Contains(o, "tracing ") && !strings.Contains(o, "Attaching ") {
-			continue
-		}
-		var best progSize
-		for _, p := range progsAfter(before) {
-			if p.xlated > best.xlated {
-				best = p
-			}
-		}
-		if best.xlated == 0 {
-			// bpftrace says it attaches before it loads: wait for the program.
-			continue
-		}
-		return best, nil
 	}
+	return nil
+}
+
+// stop interrupts the tool and waits for it to end.
+func (r *runningTool) stop() {
+	r.cmd.Process.Signal(syscall.SIGINT)
+	<-r.exited
 }
 
 // sizeRows are the instruction rows: the same program in both

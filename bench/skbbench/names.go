@@ -13,9 +13,22 @@ import (
 
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
-
-	"github.com/skbtrace/skbtrace/internal/syncbuf"
 )
+
+// namesNetns are the namespaces the pod filter's rows choose: this one
+// (the sender's, an inode) and an empty ip netns made for them (a name);
+// done deletes the latter.
+func namesNetns() (host, other string, done func()) {
+	var st syscall.Stat_t
+	if err := syscall.Stat("/proc/self/ns/net", &st); err != nil {
+		fail(err)
+	}
+	other = fmt.Sprintf("skbbench-names-%d", os.Getpid())
+	if out, err := exec.Command("ip", "netns", "add", other).CombinedOutput(); err != nil {
+		fail(fmt.Errorf("ip netns add %s: %v: %s", other, err, out))
+	}
+	return strconv.FormatUint(st.Ino, 10), other, func() { exec.Command("ip", "netns", "del", other).Run() }
+}
 
 // namesOverhead is the pod filter's cost per packet on this host's
 // backend: the loopback sender's rate untraced, traced by a count on
@@ -24,16 +37,8 @@ import (
 // netns (every packet fails it: the test alone). Then, with a print of the
 // device, namespace and address to a pipe, --names=false against --names.
 func namesOverhead(w io.Writer, skbtrace, flood string, packets int) {
-	var st syscall.Stat_t
-	if err := syscall.Stat("/proc/self/ns/net", &st); err != nil {
-		fail(err)
-	}
-	host := strconv.FormatUint(st.Ino, 10)
-	other := fmt.Sprintf("skbbench-names-%d", os.Getpid())
-	if out, err := exec.Command("ip", "netns", "add", other).CombinedOutput(); err != nil {
-		fail(fmt.Errorf("ip netns add %s: %v: %s", other, err, out))
-	}
-	defer exec.Command("ip", "netns", "del", other).Run()
+	host, other, done := namesNetns()
+	defer done()
 
 	fmt.Fprintf(w, "| tracing (tracepoint:skb:kfree_skb) | packets/s | cost per packet | against the row above |\n|---|---|---|---|\n")
 	port := closedPort()
@@ -85,62 +90,21 @@ type progRun struct {
 // the program's own cost per packet, in the kernel's clock.
 func runStats(skbtrace, sendCmd string, args ...string) (progRun, error) {
 	before := lastProgID()
-	cmd := exec.Command(skbtrace, append(args, "-c", "/bin/sleep 30")...)
-	var out syncbuf.Buffer
-	cmd.Stdout, cmd.Stderr = nil, &out
-	// The sleep outlives skbtrace's SIGINT and holds its stderr open.
-	cmd.WaitDelay = 200 * time.Millisecond
-	if err := cmd.Start(); err != nil {
+	r, err := startTool(skbtrace, false, "/bin/sleep 30", args...)
+	if err != nil {
 		return progRun{}, err
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		cmd.Process.Signal(syscall.SIGINT)
-		<-exited
-	}()
-	deadline := time.After(20 * time.Second)
-	for !strings.Contains(out.String(), "tracing ") {
-		select {
-		case err := <-exited:
-			exited <- err
-			return progRun{}, fmt.Errorf("skbtrace %v ended before attaching: %v: %s", args, err, out.String())
-		case <-deadline:
-			return progRun{}, fmt.Errorf("skbtrace %v: not attached within 20 s", args)
-		case <-time.After(20 * time.Millisecond):
-		}
+	defer r.stop()
+	if err := r.until(func(out string) bool { return strings.Contains(out, "tracing ") }); err != nil {
+		return progRun{}, err
 	}
-	var best progRun
-	var prog *ebpf.Program
-	for id := before; ; {
-		next, err := ebpf.ProgramGetNextID(id)
-		if err != nil {
-			break
-		}
-		id = next
-		p, err := ebpf.NewProgramFromID(id)
-		if err != nil {
-			continue
-		}
-		info, err := p.Info()
-		if err != nil {
-			p.Close()
-			continue
-		}
-		n, _ := info.TranslatedSize()
-		if n/8 <= best.xlated {
-			p.Close()
-			continue
-		}
-		if prog != nil {
-			prog.Close()
-		}
-		prog = p
-		best.name, best.xlated = info.Name, n/8
-		best.verified, _ = info.VerifiedInstructions()
-	}
-	if prog == nil {
+	best := progRun{progSize: largest(progsAfter(before))}
+	if best.xlated == 0 {
 		return progRun{}, fmt.Errorf("skbtrace %v: no program loaded", args)
+	}
+	prog, err := ebpf.NewProgramFromID(best.id)
+	if err != nil {
+		return progRun{}, fmt.Errorf("skbtrace %v: program %d: %w", args, best.id, err)
 	}
 	defer prog.Close()
 	s0, err := prog.Stats()
@@ -163,16 +127,8 @@ func runStats(skbtrace, sendCmd string, args ...string) (progRun, error) {
 // the kernel's run time per run (BPF stats on for the measurement), the
 // pod filter's test against none, and --names against --names=false.
 func namesPrograms(w io.Writer, skbtrace, flood string, packets int) {
-	var st syscall.Stat_t
-	if err := syscall.Stat("/proc/self/ns/net", &st); err != nil {
-		fail(err)
-	}
-	host := strconv.FormatUint(st.Ino, 10)
-	other := fmt.Sprintf("skbbench-names-%d", os.Getpid())
-	if out, err := exec.Command("ip", "netns", "add", other).CombinedOutput(); err != nil {
-		fail(fmt.Errorf("ip netns add %s: %v: %s", other, err, out))
-	}
-	defer exec.Command("ip", "netns", "del", other).Run()
+	host, other, done := namesNetns()
+	defer done()
 	stats, err := ebpf.EnableStats(uint32(unix.BPF_STATS_RUN_TIME))
 	if err != nil {
 		fail(fmt.Errorf("enabling BPF run-time statistics: %w", err))

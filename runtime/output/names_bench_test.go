@@ -155,15 +155,7 @@ func BenchmarkPrinterNames(b *testing.B) {
 					}
 					p = testPrinterFormat(io.Discard, []*codegen.Event{ev}, format)
 					p.fmt.SetNames(n)
-					b.ReportAllocs()
-					i := 0
-					for b.Loop() {
-						if err := p.record(recs[i%len(recs)]); err != nil {
-							b.Fatal(err)
-						}
-						i++
-					}
-					p.flush()
+					benchRecords(b, p, recs)
 				})
 			}
 		}

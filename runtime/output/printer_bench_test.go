@@ -29,17 +29,21 @@ func BenchmarkPrinter(b *testing.B) {
 				name = s.name + "/json"
 			}
 			b.Run(name, func(b *testing.B) {
-				p := testPrinter(io.Discard, []*codegen.Event{events[0]}, json)
-				b.ReportAllocs()
-				i := 0
-				for b.Loop() {
-					if err := p.record(recs[i%len(recs)]); err != nil {
-						b.Fatal(err)
-					}
-					i++
-				}
-				p.flush()
+				benchRecords(b, testPrinter(io.Discard, []*codegen.Event{events[0]}, json), recs)
 			})
 		}
 	}
+}
+
+// benchRecords prints the records, in turn, once each loop of b.
+func benchRecords(b *testing.B, p *Printer, recs [][]byte) {
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if err := p.record(recs[i%len(recs)]); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	p.flush()
 }

@@ -105,11 +105,17 @@ func udpSend(addr string, n int) error {
 		return err
 	}
 	defer c.Close()
+	return sendEach(c, n, "podnet %d")
+}
+
+// sendEach writes n messages of format (with their number) to c, 10 ms
+// apart.
+func sendEach(c net.Conn, n int, format string) error {
 	for i := 0; i < n; i++ {
 		if i > 0 {
 			time.Sleep(10 * time.Millisecond)
 		}
-		if _, err := fmt.Fprintf(c, "podnet %d", i); err != nil {
+		if _, err := fmt.Fprintf(c, format, i); err != nil {
 			return err
 		}
 	}
@@ -142,13 +148,5 @@ func tcpSend(addr string, n int) error {
 		return err
 	}
 	defer c.Close()
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if _, err := fmt.Fprintf(c, "podnet %d\n", i); err != nil {
-			return err
-		}
-	}
-	return nil
+	return sendEach(c, n, "podnet %d\n")
 }
