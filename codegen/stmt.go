@@ -57,7 +57,12 @@ func (g *gen) stmt(s lang.Stmt) error {
 			case "printf", "print", "time", "cat":
 				return g.output(s, c)
 			case "exit":
-				return g.control(&Event{Kind: EventExit})
+				// bpftrace's exit() ends the action at once, as return does.
+				if err := g.control(&Event{Kind: EventExit}); err != nil {
+					return err
+				}
+				g.probeReturn()
+				return nil
 			case "delete":
 				if m, ok := c.Args[0].(*lang.MapExpr); ok {
 					return g.deleteElem(m)

@@ -76,7 +76,7 @@ func lowerProbes(src *Source, diags *Diagnostics, g *gScript) []*Probe {
 }
 
 // probeLine matches a line that starts a probe at its first column.
-var probeLine = regexp.MustCompile(`(?m)^(?:(?:skb|kprobe|kretprobe|fentry|fexit|tracepoint|interval|k|kr|f|fr|t|i):\S|BEGIN\b|END\b)`)
+var probeLine = regexp.MustCompile(`(?m)^(?:(?:skb|kprobe|kretprobe|fentry|fexit|tracepoint|interval|k|kr|f|fr|t|i):\S|BEGIN\b|END\b|begin\b|end\b)`)
 
 // splitAtProbeLines splits a chunk before each line that starts a probe.
 func splitAtProbeLines(text string, ch chunk) []chunk {

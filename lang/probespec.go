@@ -39,7 +39,7 @@ var outOfScopeAliases = map[string]string{
 }
 
 // ProbeKindNames lists the probe kinds, for hints.
-var ProbeKindNames = []string{"skb", "skbret", "kprobe", "kretprobe", "fentry", "fexit", "tracepoint", "interval", "profile", "uprobe", "uretprobe", "bpf", "bpfret", "BEGIN", "END"}
+var ProbeKindNames = []string{"skb", "skbret", "kprobe", "kretprobe", "fentry", "fexit", "tracepoint", "interval", "profile", "uprobe", "uretprobe", "bpf", "bpfret", "begin", "end", "BEGIN", "END"}
 
 func (l *lowerer) spec(g *gSpec) *ProbeSpec {
 	sp := l.span(g.Pos, g.EndPos)
@@ -47,6 +47,11 @@ func (l *lowerer) spec(g *gSpec) *ProbeSpec {
 	switch g.Text {
 	case "BEGIN", "END":
 		s.Kind = ProbeKind(g.Text)
+		return s
+	case "begin", "end":
+		// bpftrace 0.26 writes them in lowercase; the kind is the same,
+		// the text (what probe prints) as written.
+		s.Kind = ProbeKind(strings.ToUpper(g.Text))
 		return s
 	}
 	text, ok := l.probeParams(sp, g.Text)
