@@ -321,23 +321,18 @@ func matchExpr(s string) (lexer.TokenType, int) {
 		}
 		if c == '0' && len(s) > 2 && (s[1] == 'x' || s[1] == 'X') && isHex(s[2]) {
 			n := 2
-			for n < len(s) && isHex(s[n]) {
+			for n < len(s) && (isHex(s[n]) || s[n] == '_' && n+1 < len(s) && isHex(s[n+1])) {
 				n++
 			}
-			return tInt, n
+			return tInt, n + intSuffixLen(s[n:])
 		}
-		n := 0
-		for n < len(s) && isDigit(s[n]) {
-			n++
-		}
+		n := digitsLen(s)
 		// bpftrace's integer exponent: 1e6 is 1000000.
 		if n+1 < len(s) && s[n] == 'e' && isDigit(s[n+1]) {
-			n += 2
-			for n < len(s) && isDigit(s[n]) {
-				n++
-			}
+			n++
+			n += digitsLen(s[n:])
 		}
-		return tInt, n
+		return tInt, n + intSuffixLen(s[n:])
 	}
 	switch {
 	case c == '$':

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/alecthomas/participle/v2/lexer"
@@ -31,6 +32,9 @@ func trivia() []lexer.Rule {
 	}
 }
 
+// intSuffixRe is intSuffixes as the reference's alternation.
+var intSuffixRe = strings.Join(intSuffixes, "|")
+
 // exprTokens are the tokens of expressions and statements.
 func exprTokens() []lexer.Rule {
 	return []lexer.Rule{
@@ -38,7 +42,7 @@ func exprTokens() []lexer.Rule {
 		{Name: "BadString", Pattern: `"(?:\\.|[^"\\\n])*`},
 		{Name: "IPv6", Pattern: ipv6Re + `(?:/[0-9]+)?`},
 		{Name: "IPv4", Pattern: ipv4Re + `(?:/[0-9]+)?`},
-		{Name: "Int", Pattern: `0[xX][0-9a-fA-F]+|[0-9]+`},
+		{Name: "Int", Pattern: `(?:0[xX][0-9a-fA-F](?:_?[0-9a-fA-F])*|[0-9](?:_?[0-9])*(?:e[0-9](?:_?[0-9])*)?)(?:` + intSuffixRe + `)?`},
 		{Name: "Var", Pattern: `\$(?:[A-Za-z_][A-Za-z_0-9]*|[0-9]+|#)`},
 		{Name: "Map", Pattern: `@[A-Za-z_0-9]*`},
 		{Name: "Ident", Pattern: `[A-Za-z_][A-Za-z_0-9]*`},

@@ -405,6 +405,17 @@ func isHex(c byte) bool {
 // parseInt parses an integer literal: decimal, 0x hex, or bpftrace's
 // exponent form 1e6.
 func parseInt(text string) (uint64, error) {
+	text, suffix := splitIntSuffix(text)
+	v, err := parseNumber(text)
+	if err != nil {
+		return 0, err
+	}
+	return scaleInt(v, suffix)
+}
+
+// parseNumber reads an integer literal without its suffix: decimal,
+// hex, octal (a leading 0, as C reads it) or with an exponent (1e6).
+func parseNumber(text string) (uint64, error) {
 	mant, exp, ok := strings.Cut(text, "e")
 	if !ok || strings.HasPrefix(text, "0x") || strings.HasPrefix(text, "0X") {
 		return strconv.ParseUint(text, 0, 64)
