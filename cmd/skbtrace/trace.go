@@ -177,6 +177,10 @@ func trace(o options, plan *pipeline.Plan, attached func(), stdout, stderr io.Wr
 		fmt.Fprintf(stderr, "skbtrace: no network namespace matches %s yet: its packets are traced from the first, once one does\n", describeScope(o.scope))
 	}
 	fmt.Fprintf(stderr, "skbtrace: tracing %d %s; Ctrl-C to end\n", n, plural(n, "probe"))
+	if os.Getenv(notifyAttachedEnv) != "" {
+		// bpftrace's runtime tests start what runs beside a program on it.
+		fmt.Fprintln(stdout, notifyAttachedEnv)
+	}
 	// exit() in the script ends tracing like Ctrl-C.
 	go func() {
 		select {
@@ -214,6 +218,10 @@ func trace(o options, plan *pipeline.Plan, attached func(), stdout, stderr io.Wr
 	}
 	return status
 }
+
+// notifyAttachedEnv, set, has the line of its name printed on stdout once
+// the probes are attached, as bpftrace does for its runtime tests.
+const notifyAttachedEnv = "__BPFTRACE_NOTIFY_PROBES_ATTACHED"
 
 // runCommand runs -c's command under sh and waits for it, or for the end of
 // tracing, whichever comes first. It returns the command's exit status, or
