@@ -13,6 +13,22 @@ func TestLang026Run(t *testing.T) {
 		// exit() ends the action at once: what follows it does not run.
 		{"exit stops the probe", `begin { @r = 1; exit(); @r = 2 }`, 1},
 		{"exit in a branch", `begin { @r = 1; if (@r == 1) { exit() } @r = 3 }`, 1},
+		// Durations are nanoseconds; _ separates digits; C suffixes.
+		{"durations", `begin { @r = 1m + 100ms + 2us + 3ns + 1_000 + 7UL }`, 60e9 + 100e6 + 2000 + 3 + 1000 + 7},
+		// ++ and -- inside expressions: x++ is the old value, ++x the new.
+		{"postfix", `begin { $x = 10; $y = $x--; @r = $y * 100 + $x }`, 1009},
+		{"prefix", `begin { $a = 10; $b = --$a; @r = $b * 100 + $a }`, 909},
+		{"map postfix", `begin { @m[1]++; $f = @m[1]++; @r = $f * 10 + @m[1] }`, 12},
+		// Block expressions: the statements run, the last expression is the value.
+		{"block expression", `begin { let $a = { let $b = 1; $b + 5 }; @r = $a }`, 6},
+		{"if expression", `begin { $c = 6; @r = if ($c > 3) { 7 } else { 8 } }`, 7},
+		{"else if expression", `begin { $c = 2; @r = if ($c > 3) { 7 } else if ($c > 1) { 8 } else { 9 } }`, 8},
+		{"block in a branch not taken", `begin { $a = 5; $g = $a > 100 && ({ $a = 1; 1 }); @r = $a }`, 5},
+		{"block in a branch taken", `begin { $a = 5; $g = $a < 100 && ({ $a = 1; 1 }); @r = $a + $g * 10 }`, 11},
+		{"ternary with blocks", `begin { $a = 1; @r = $a ? { $a = 40; $a + 2 } : 0 }`, 42},
+		{"ternary statement", `begin { $c = 6; $c == 6 ? { @r = 1 } : { @r = 2 } }`, 1},
+		{"block statement", `begin { { @r = 3 } }`, 3},
+		{"bool cast", `begin { @r = (bool)5 == true }`, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -226,12 +226,16 @@ type BinaryExpr struct {
 }
 
 // CastExpr is `(struct sock *)x` or `(uint32)x`: Type is "struct sock",
-// "union NAME" or an integer type name, Ptr the number of stars.
+// "union NAME" or an integer type name, Ptr the number of stars. Array
+// is bpftrace's array cast, `(int8[8])x`: an array of Len of the type
+// (Len 0 where it is written `(int8[])x`, the operand's size).
 type CastExpr struct {
-	At   Span
-	Type string
-	Ptr  int
-	X    Expr
+	At    Span
+	Type  string
+	Ptr   int
+	X     Expr
+	Array bool
+	Len   int
 }
 
 // TypeOfExpr is bpftrace's sizeof(TYPE), sizeof(x), offsetof(TYPE, a.b) or

@@ -509,14 +509,25 @@ func (p *descent) ifStmt() (*gIf, bool) {
 	return g, true
 }
 
-// gExpr: `@@ ( "?" @@ ":" @@ )?`
+// gExpr: `( @@ | @@ | @@ ( "?" @@ ":" @@ )? )`
 func (p *descent) expr() (*gExpr, bool) {
 	g := p.nodes.exprs.new(gExpr{Pos: p.peek().Pos})
+	start := p.i
+	if b, ok := p.block(); p.taken(ok, start) {
+		g.Block = b
+		g.EndPos = p.peek().Pos
+		return g, true
+	}
+	if ifx, ok := p.ifStmt(); p.taken(ok, start) {
+		g.IfX = ifx
+		g.EndPos = p.peek().Pos
+		return g, true
+	}
 	var ok bool
 	if g.Cond, ok = p.binary(); !ok {
 		return nil, false
 	}
-	start := p.i
+	start = p.i
 	var then, els *gExpr
 	ok = p.lit("?")
 	if ok {
@@ -572,7 +583,7 @@ func (p *descent) opArg() (*gOpArg, bool) {
 	return g, true
 }
 
-var unaryOps = []string{"!", "~", "-", "+", "*"}
+var unaryOps = []string{"!", "~", "-", "+", "*", "++", "--"}
 
 // gUnary: `( @(unaryOps) @@ | @@ | @@ )`
 func (p *descent) unary() (*gUnary, bool) {
@@ -602,6 +613,7 @@ func (p *descent) unary() (*gUnary, bool) {
 var (
 	tagKeywords = []string{"struct", "union"}
 	intTypes    = []string{"uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64"}
+	castTypes   = append(intTypes[:len(intTypes):len(intTypes)], "bool")
 )
 
 // gCast: `"(" ( @(tagKeywords) @Ident | @(intTypes) ) @"*"* ")" @@`
@@ -622,7 +634,7 @@ func (p *descent) cast() (*gCast, bool) {
 	case p.taken(ok, start):
 		g.Tag, g.Name = tag, name
 	default:
-		if ty, ok = p.oneOf(intTypes); !ok {
+		if ty, ok = p.oneOf(castTypes); !ok {
 			return nil, false
 		}
 		g.IntTy = ty
@@ -634,6 +646,14 @@ func (p *descent) cast() (*gCast, bool) {
 		}
 		g.Stars = append(g.Stars, "*")
 	}
+	// ( @"[" @Int? "]" )?
+	if at := p.i; p.at("[") {
+		open := p.next()
+		n, _ := p.ref(tInt)
+		if p.taken(p.lit("]"), at) {
+			g.Open, g.Len = open, n
+		}
+	}
 	if !p.lit(")") {
 		return nil, false
 	}
@@ -644,7 +664,7 @@ func (p *descent) cast() (*gCast, bool) {
 	return g, true
 }
 
-// gPostfix: `@@ @@*`
+// gPostfix: `@@ @@* @(incrOps)?`
 func (p *descent) postfix() (*gPostfix, bool) {
 	g := p.nodes.postfixes.new(gPostfix{Pos: p.peek().Pos})
 	var ok bool
@@ -659,6 +679,9 @@ func (p *descent) postfix() (*gPostfix, bool) {
 			break
 		}
 		g.Sels = append(g.Sels, s)
+	}
+	if incr, ok := p.oneOf(incrOps); ok {
+		g.Incr = incr
 	}
 	g.EndPos = p.peek().Pos
 	return g, true

@@ -108,13 +108,19 @@ type gIf struct {
 	Else   *gBlock `parser:"         | @@ ) )?"`
 }
 
-// gExpr is a conditional expression: `parser:"cond ? then : else"`, right-associative.
+// gExpr is a block expression `{ stmts; value }`, an if expression
+// `if (c) { a } else { b }` (bpftrace 0.26's), or a conditional
+// expression `cond ? then : else`, right-associative. A block is not an
+// operand of a binary operator (write it in parentheses), so that the /
+// closing a predicate is not read as a division of the block after it.
 type gExpr struct {
 	Pos    lexer.Position
 	EndPos lexer.Position
-	Cond   *gBinary `parser:"@@"`
-	Then   *gExpr   `parser:"( \"?\" @@"`
-	Else   *gExpr   `parser:"  \":\" @@ )?"`
+	Block  *gBlock  `parser:"(   @@"`
+	IfX    *gIf     `parser:"  | @@"`
+	Cond   *gBinary `parser:"  | @@"`
+	Then   *gExpr   `parser:"    ( \"?\" @@"`
+	Else   *gExpr   `parser:"      \":\" @@ )? )"`
 }
 
 type gBinary struct {
@@ -134,7 +140,7 @@ type gOpArg struct {
 type gUnary struct {
 	Pos     lexer.Position
 	EndPos  lexer.Position
-	Op      string    `parser:"(   @( \"!\" | \"~\" | \"-\" | \"+\" | \"*\" )"`
+	Op      string    `parser:"(   @( \"!\" | \"~\" | \"-\" | \"+\" | \"*\" | \"++\" | \"--\" )"`
 	X       *gUnary   `parser:"    @@"`
 	Cast    *gCast    `parser:"  | @@"`
 	Postfix *gPostfix `parser:"  | @@ )"`
@@ -149,8 +155,10 @@ type gCast struct {
 	EndPos lexer.Position
 	Tag    string   `parser:"\"(\" ( @( \"struct\" | \"union\" )"`
 	Name   string   `parser:"        @Ident"`
-	IntTy  string   `parser:"      | @( \"uint8\" | \"uint16\" | \"uint32\" | \"uint64\" | \"int8\" | \"int16\" | \"int32\" | \"int64\" ) )"`
-	Stars  []string `parser:"@\"*\"* \")\""`
+	IntTy  string   `parser:"      | @( \"uint8\" | \"uint16\" | \"uint32\" | \"uint64\" | \"int8\" | \"int16\" | \"int32\" | \"int64\" | \"bool\" ) )"`
+	Stars  []string `parser:"@\"*\"*"`
+	Open   string   `parser:"( @\"[\""`
+	Len    string   `parser:"  @Int? \"]\" )? \")\""`
 	X      *gUnary  `parser:"@@"`
 }
 
@@ -159,6 +167,7 @@ type gPostfix struct {
 	EndPos lexer.Position
 	X      *gPrimary    `parser:"@@"`
 	Sels   []*gSelector `parser:"@@*"`
+	Incr   string       `parser:"@( \"++\" | \"--\" )?"`
 }
 
 type gSelector struct {

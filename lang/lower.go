@@ -89,6 +89,10 @@ func (l *lowerer) stmt(g *gStmt) Stmt {
 		return &JumpStmt{At: sp, Op: g.Jump}
 	}
 	target := l.expr(g.Target)
+	if id, ok := target.(*IncDecExpr); ok && g.Op == "" && g.Incr == "" {
+		// `x++;` alone: parsed as an expression, it is the assignment.
+		target, g = id.X, &gStmt{Incr: id.Op}
+	}
 	switch {
 	case g.Op != "":
 		l.checkTarget(target)
@@ -167,6 +171,12 @@ func (l *lowerer) ifStmt(g *gIf) *IfStmt {
 }
 
 func (l *lowerer) expr(g *gExpr) Expr {
+	switch {
+	case g.Block != nil:
+		return l.blockExpr(g.Block)
+	case g.IfX != nil:
+		return l.ifExpr(g.IfX)
+	}
 	cond := l.binary(g.Cond)
 	if g.Then == nil {
 		return cond
@@ -225,9 +235,12 @@ func (l *lowerer) unary(g *gUnary) Expr {
 		if c.Tag != "" {
 			ty = c.Tag + " " + c.Name
 		}
-		return &CastExpr{At: l.span(c.Pos, c.EndPos), Type: ty, Ptr: len(c.Stars), X: l.unary(c.X)}
+		return l.cast(c, ty)
 	}
 	x := l.unary(g.X)
+	if g.Op == "++" || g.Op == "--" {
+		return l.incDec(l.span(g.Pos, g.EndPos), g.Op, true, x)
+	}
 	return &UnaryExpr{At: l.span(g.Pos, g.EndPos), Op: g.Op, X: x}
 }
 
@@ -253,6 +266,9 @@ func (l *lowerer) postfix(g *gPostfix) Expr {
 		default:
 			x = &IndexExpr{At: sp, X: x, Index: l.expr(s.Index)}
 		}
+	}
+	if g.Incr != "" {
+		x = l.incDec(l.span(g.Pos, g.EndPos), g.Incr, false, x)
 	}
 	return x
 }

@@ -19,14 +19,7 @@ var unsupportedConstructs = []struct {
 	{regexp.MustCompile(`^\s*let\s+@`), "map declarations (let @m = hash(N)) are not supported",
 		"maps are hashes of up to 10240 elements, made where a probe assigns them: drop the declaration"},
 	{regexp.MustCompile(`^\s*import\s`), "imports are not supported", "put the probes in one script"},
-	{regexp.MustCompile(`(^|[{;]|\belse)\s*(\+\+|--)\s*[$@]`), "++ and -- before a variable are not supported",
-		"increment as a statement, after it: $x++ (or $x += 1)"},
-	{regexp.MustCompile(`[=(,]\s*[$@]\w*(\[[^\]]*\])?\s*(\+\+|--)`), "++ and -- inside an expression are not supported",
-		"increment as a statement first, then use the variable: $y++; $x = $y"},
 	{regexp.MustCompile(`=\s*&\s*[$@]`), "the address of a variable or map (&$x) is not supported", "use the value itself"},
-	{regexp.MustCompile(`=\s*\{`), "block expressions ({ statements; value }) are not supported",
-		"compute the value with statements before, then assign it: $x = ...; $y = $x"},
-	{regexp.MustCompile(`=\s*if\b`), "if expressions (if (c) { a } else { b } as a value) are not supported", "use c ? a : b"},
 }
 
 // unsupportedConstruct names the bpftrace construct on the line of text

@@ -86,5 +86,14 @@ func Inspect(n Node, f func(Node) bool) {
 		if n.X != nil {
 			each(n.X)
 		}
+	case *BlockExpr:
+		for _, s := range n.Stmts {
+			each(s)
+		}
+		if n.Value != nil {
+			each(n.Value)
+		}
+	case *IncDecExpr:
+		each(n.X)
 	}
 }
