@@ -86,6 +86,11 @@ func (g *gen) into(e lang.Expr, at int16, size int) error {
 		}
 	case *lang.TupleExpr:
 		return g.intoType(x, at, t)
+	case *lang.CallExpr:
+		if x.Name == "rule" {
+			// Only the printing differs: user space names the rule.
+			return g.intoType(x.Args[0], at, t)
+		}
 	}
 	switch t.Kind {
 	case types.String:

@@ -26,6 +26,10 @@ type Script struct {
 	Probes []*Probe
 	// Config is bpftrace's config block, nil when there is none.
 	Config *Config
+	// MapDecls are the preamble's map declarations (let @m = hash(N));
+	// Types its C type definitions, in source order.
+	MapDecls []*MapDecl
+	Types    []*CTypeDef
 }
 
 // ProbeKind says what a probe spec attaches to.

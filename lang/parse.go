@@ -33,6 +33,9 @@ func Parse(src *Source) (*Script, error) {
 	script := &Script{Src: src, At: Span{Start: src.PosAt(0), End: src.PosAt(len(src.Text))}}
 	ranges := &rangeParser{src: src, text: text, macros: macros}
 	for _, ch := range scan(src, text, diags) {
+		if ch = ranges.preamble(ch, script, diags); ch.start >= ch.end {
+			continue
+		}
 		if cfg, ok := ranges.config(ch, diags); ok {
 			if script.Config != nil || len(script.Probes) > 0 {
 				diags.Add(Span{Start: cfg.At.Start, End: src.PosAt(cfg.At.Start.Offset + len("config"))},
@@ -60,6 +63,7 @@ func Parse(src *Source) (*Script, error) {
 		}
 		script.Probes = append(script.Probes, lowerProbes(src, diags, g)...)
 	}
+	expandMacros(script, ranges.bpfMacros, diags)
 	desugar(script, diags)
 	if len(script.Probes) == 0 && diags.Len() == 0 {
 		diags.Add(Span{Start: src.PosAt(0), End: src.PosAt(0)}, "a script is one or more probes, e.g. `skb:* { print(len) }`", "empty script: no probes")
@@ -116,6 +120,8 @@ type rangeParser struct {
 	src    *Source
 	text   string
 	macros *macros
+	// bpfMacros are bpftrace's macros the script defines (macrodef.go).
+	bpfMacros map[string]*macroDef
 	// The tokens and descent's nodes are reused from range to range.
 	toks  []lexer.Token
 	nodes descentNodes

@@ -12,13 +12,6 @@ var unsupportedConstructs = []struct {
 	re        *regexp.Regexp
 	msg, hint string
 }{
-	{regexp.MustCompile(`^\s*(struct|union|enum)\s+\w+\s*\{`), "C type definitions (struct NAME { ... }) are not supported",
-		"skbtrace reads the kernel's types from its BTF: cast to (struct NAME *) without defining NAME"},
-	{regexp.MustCompile(`^\s*macro\s+\w+\s*\(`), "bpftrace's macros (macro NAME(...) { ... }) are not supported",
-		"write the expression where it is used; #define NAME VALUE names a constant"},
-	{regexp.MustCompile(`^\s*let\s+@`), "map declarations (let @m = hash(N)) are not supported",
-		"maps are hashes of up to 10240 elements, made where a probe assigns them: drop the declaration"},
-	{regexp.MustCompile(`^\s*import\s`), "imports are not supported", "put the probes in one script"},
 	{regexp.MustCompile(`=\s*&\s*[$@]`), "the address of a variable or map (&$x) is not supported", "use the value itself"},
 }
 

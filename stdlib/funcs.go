@@ -303,6 +303,22 @@ var Funcs = []*Func{
 		}
 		return types.Bad
 	}},
+	{Name: "rule", Sig: "rule((reason=reason, netns=netns, dev=dev, hook=hook, table=table, chain=chain, pkt=pkt))", Doc: "prints the rule or action that dropped a packet, named in user space (runtime/rules): the nftables rule (with --nftrace), the iptables-legacy rule, the tc action; its text, comment and the object it names; empty for other reasons", Infer: func(c Call) types.Type {
+		const sig = "rule((reason=reason, netns=netns, dev=dev, hook=hook, table=table, chain=chain, pkt=pkt))"
+		if !arity(c, sig, 1, 1) {
+			return types.Bad
+		}
+		t := c.Arg(0)
+		if t.Kind == types.Invalid {
+			return types.Bad
+		}
+		if !t.IsRecord() || !slices.Contains(t.Tuple.Names, "pkt") || !slices.Contains(t.Tuple.Names, "reason") {
+			c.Errorf(0, "e.g. "+sig, "rule needs a record with at least reason and pkt, got %s", t)
+			return types.Bad
+		}
+		t.Fmt = types.FmtRule
+		return t
+	}},
 	{Name: "has", Sig: "has(args.NAME)", Doc: "whether this kernel gives the probe an argument NAME: the condition of an if, decided at compile time", Infer: func(c Call) types.Type {
 		// check decides every if and predicate has() is the condition
 		// of, without checking the call: a call checked here is

@@ -155,6 +155,13 @@ func trace(o options, plan *pipeline.Plan, attached func(), stdout, stderr io.Wr
 			sopts.Scope = pipeline.Scope(res, o.scope)
 		}
 	}
+	// rule()'s namer, with --nftrace its trace tables (rules.go).
+	namer, err := startRules(o, plan.Output, stderr)
+	if err != nil {
+		return report(stderr, err)
+	}
+	defer namer.Close()
+	sopts.Rules = namer
 	sess, err := plan.Start(w, sopts)
 	if err != nil {
 		return report(stderr, err)

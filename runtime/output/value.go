@@ -18,6 +18,7 @@ import (
 
 	"github.com/skbtrace/skbtrace/lang/types"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
+	"github.com/skbtrace/skbtrace/runtime/rules"
 	"github.com/skbtrace/skbtrace/stdlib"
 )
 
@@ -42,6 +43,8 @@ type Values struct {
 	// names, where set, resolves network namespaces, processes, devices
 	// and addresses to pods and containers (names.go).
 	names Names
+	// rules, where set, names the rule or action behind a drop (rule.go).
+	rules *rules.Namer
 }
 
 // value formats a value of any type from its bytes in a record or map
@@ -87,6 +90,9 @@ func (f *Values) appendValue(dst []byte, t types.Type, raw []byte) []byte {
 		}
 		return append(dst, '\n')
 	case types.Tuple:
+		if t.Fmt == types.FmtRule {
+			return f.appendRule(dst, t, raw)
+		}
 		return f.appendTuple(dst, t, raw)
 	}
 	v := binary.LittleEndian.Uint64(raw)

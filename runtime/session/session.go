@@ -17,6 +17,7 @@ import (
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/runtime/attach"
 	"github.com/skbtrace/skbtrace/runtime/output"
+	"github.com/skbtrace/skbtrace/runtime/rules"
 )
 
 // Session is a loaded, attached script.
@@ -130,6 +131,9 @@ type Options struct {
 	// Names annotates network namespaces, devices, addresses and
 	// processes with their pods and containers (nil: IDs alone).
 	Names output.Names
+	// Rules names the rule or action behind a drop for rule() values
+	// (nil: the kernel's structures alone).
+	Rules *rules.Namer
 	// Scope is what the pod filters let through, where the script tests
 	// it (pipeline.Config.Scope).
 	Scope *Scope
@@ -166,6 +170,7 @@ func Start(out *codegen.Output, w io.Writer, opts Options) (_ *Session, err erro
 	}
 	s.fmt.SetProbeNames(out.ProbeNames)
 	s.fmt.SetNames(opts.Names)
+	s.fmt.SetRules(opts.Rules)
 	if opts.DecimalOffsets {
 		s.fmt.DecimalOffsets()
 	}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/lang/types"
+	"github.com/skbtrace/skbtrace/runtime/rules"
+)
+
+// startRules starts the namer of the rules and actions behind drops where
+// the script prints rule() (whydrop): nil where it does not. --nftrace
+// without rule() says that it does nothing.
+func startRules(o options, out *codegen.Output, stderr io.Writer) (*rules.Namer, error) {
+	if !usesRule(out) {
+		if o.nftrace {
+			fmt.Fprintln(stderr, "skbtrace: --nftrace does nothing here: the script prints no rule() (whydrop does)")
+		}
+		return nil, nil
+	}
+	n, err := rules.New(rules.Options{Nftrace: o.nftrace, Warn: func(s string) { fmt.Fprintln(stderr, "skbtrace: "+s) }})
+	if err != nil {
+		return nil, fmt.Errorf("--nftrace: %w", err)
+	}
+	if t := n.Nftrace(); t != nil {
+		nets, owner := t.Namespaces()
+		how := "an owner table: the kernel removes it when skbtrace ends, even by SIGKILL"
+		if !owner {
+			how = "removed at exit"
+		}
+		fmt.Fprintf(stderr, "skbtrace: --nftrace: table inet %s%d in %d network %s with an nftables ruleset (%s)\n", rules.TablePrefix, os.Getpid(), nets, map[bool]string{true: "namespace", false: "namespaces"}[nets == 1], how)
+	}
+	return n, nil
+}
+
+// usesRule reports whether a record prints a rule() value.
+func usesRule(out *codegen.Output) bool {
+	if out == nil {
+		return false
+	}
+	for _, ev := range out.Events {
+		for _, a := range ev.Args {
+			if a.Type.Kind == types.Tuple && a.Type.Fmt == types.FmtRule {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,73 @@
+package rules
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// netnsPaths finds a file for each network namespace this host shows:
+// skbtrace's own, every `ip netns` name in /run/netns and every process's
+// /proc/PID/ns/net, by inode, the first path seen for each.
+func netnsPaths() map[uint64]string {
+	paths := map[uint64]string{}
+	add := func(p string) {
+		var st unix.Stat_t
+		if unix.Stat(p, &st) == nil {
+			if _, ok := paths[st.Ino]; !ok {
+				paths[st.Ino] = p
+			}
+		}
+	}
+	add("/proc/self/ns/net")
+	if ents, err := os.ReadDir("/run/netns"); err == nil {
+		for _, e := range ents {
+			add(filepath.Join("/run/netns", e.Name()))
+		}
+	}
+	if ents, err := os.ReadDir("/proc"); err == nil {
+		for _, e := range ents {
+			if _, err := strconv.Atoi(e.Name()); err == nil {
+				add("/proc/" + e.Name() + "/ns/net")
+			}
+		}
+	}
+	return paths
+}
+
+// selfNetns is the inode of skbtrace's own network namespace.
+func selfNetns() uint64 {
+	var st unix.Stat_t
+	if unix.Stat("/proc/self/ns/net", &st) != nil {
+		return 0
+	}
+	return st.Ino
+}
+
+// inNetns runs fn on a thread of its own that has entered the network
+// namespace at path; the thread ends with fn (it is never given back to
+// other goroutines), so nothing else runs in that namespace by accident.
+// Sockets fn opens stay in that namespace.
+func inNetns(path string, fn func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		// No UnlockOSThread: the thread exits with this goroutine.
+		f, err := os.Open(path)
+		if err != nil {
+			errc <- err
+			return
+		}
+		defer f.Close()
+		if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
+			errc <- fmt.Errorf("setns %s: %w", path, err)
+			return
+		}
+		errc <- fn()
+	}()
+	return <-errc
+}
