@@ -35,14 +35,16 @@ type options struct {
 	command    string
 	duration   string
 	backend    string
-	btfFile    string
-	events     string
-	bufSize    string
-	tools      bool
-	version    bool
-	filter     string
-	write      string
-	snaplen    int
+	// progressive is --progressive: auto, true or false (progressive.go).
+	progressive string
+	btfFile     string
+	events      string
+	bufSize     string
+	tools       bool
+	version     bool
+	filter      string
+	write       string
+	snaplen     int
 	// nftrace is --nftrace: the nftables trace table (rules.go).
 	nftrace bool
 	// timeline groups print events per packet (--timeline).
@@ -62,6 +64,8 @@ type options struct {
 	// criSocket is --cri-socket.
 	names     bool
 	criSocket string
+	// quiet is -q: no "Attached N probes" (nor skbtrace's tracing line).
+	quiet bool
 }
 
 func main() {
@@ -90,6 +94,8 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	fs.StringVarP(&o.command, "command", "c", "", "run `CMD` and trace until it exits")
 	fs.StringVar(&o.duration, "duration", "", "trace for `D` (e.g. 10s, 500ms), then exit")
 	fs.StringVar(&o.backend, "backend", "auto", "auto, kprobe-multi, kprobe, fentry or tracepoint")
+	fs.StringVar(&o.progressive, "progressive", "auto", "attach the functions of a packet's main path first and trace while the others attach: true, false, or auto (where attaching takes long and no -c command waits)")
+	fs.Lookup("progressive").NoOptDefVal = "true"
 	fs.StringVar(&o.btfFile, "btf", "", "kernel BTF `FILE` for kernels without /sys/kernel/btf/vmlinux")
 	fs.StringVar(&o.events, "events", "auto", "where events go: auto, ringbuf, or perf (a perf buffer, for kernels before 5.8)")
 	fs.StringVar(&o.bufSize, "buffer-size", "", "event buffer `SIZE` (e.g. 64K, 8M): the ring buffer, or each CPU's perf buffer")
@@ -107,6 +113,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	fs.StringArrayVar(&o.scope.Netns, "netns", nil, "trace the packets of the network namespace `NS`: an ip netns name, a path (/proc/PID/ns/net) or an inode number (repeatable)")
 	fs.BoolVar(&o.names, "names", true, "name the pods, containers and ip netns behind network namespaces, host-side veths, addresses and processes in the output (from the CRI, podman, Docker and /proc); --names=false prints the IDs alone")
 	fs.StringVar(&o.criSocket, "cri-socket", "", "the container runtime's CRI `SOCKET` for pod names (default: $CONTAINER_RUNTIME_ENDPOINT, then containerd's, CRI-O's and k3s' usual sockets)")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "keep messages quiet: no \"Attached N probes\" line")
 	fs.BoolVar(&o.tools, "tools", false, "list the bundled tools")
 	fs.BoolVar(&o.version, "version", false, "print the version")
 	fs.Usage = func() {}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strings"
 	"syscall"
 	"time"
 
@@ -26,7 +25,9 @@ func compileAndRun(o options, src *lang.Source, stdout, stderr io.Writer) int {
 	plan := pipeline.New(o.config(src.Params, stderr))
 	defer plan.Close()
 	err := plan.Parse(src)
+	var kind outputKind
 	if err == nil {
+		kind = outputFor(o, plan.Script)
 		err = plan.Check()
 	}
 	if err != nil {
@@ -35,7 +36,7 @@ func compileAndRun(o options, src *lang.Source, stdout, stderr io.Writer) int {
 	if o.dump {
 		return dump(plan, stdout, stderr)
 	}
-	return trace(o, plan, resumeGCLater(resumeGC), stdout, stderr)
+	return trace(o, kind, plan, resumeGCLater(resumeGC), stdout, stderr)
 }
 
 // dump prints the checked tree, then each program's instructions as trace
@@ -74,7 +75,7 @@ func report(w io.Writer, err error) int {
 // SIGTERM, --duration or the end of -c's command; then it detaches and
 // prints the maps. attached is called once the programs are attached (to
 // resume the garbage collector).
-func trace(o options, plan *pipeline.Plan, attached func(), stdout, stderr io.Writer) int {
+func trace(o options, kind outputKind, plan *pipeline.Plan, attached func(), stdout, stderr io.Writer) int {
 	var limit time.Duration
 	if o.duration != "" {
 		d, err := time.ParseDuration(o.duration)
@@ -132,20 +133,13 @@ func trace(o options, plan *pipeline.Plan, attached func(), stdout, stderr io.Wr
 	if plan.Funcs != nil && isTerminal(stderr) {
 		plan.Funcs.Progress = stderr
 	}
-	// A script written for bpftrace prints what bpftrace prints: its
-	// "Attaching" line, its map and stack layouts.
-	bt := strings.HasSuffix(plan.Script.Src.Name, ".bt")
-	if bt && o.format != "json" {
-		fmt.Fprintf(w, "Attaching %d %s...\n", plan.Probes(nil), plural(plan.Probes(nil), "probe"))
+	if err := setProgressive(o, plan); err != nil {
+		return report(stderr, err)
 	}
-	format := o.format // the name of runtime/output's format: text, json, bpftrace, timeline[-json], graph[-json]
-	switch {
-	case o.graph, o.timeline:
-		format = strings.TrimSuffix(map[bool]string{true: "graph", false: "timeline"}[o.graph]+"-"+o.format, "-text")
-	case bt && format == "text":
-		format = "bpftrace"
-	}
-	sopts := session.Options{Format: format, DecimalOffsets: bt, Verbose: o.verbose, Capture: capture}
+	// A program written for bpftrace prints what bpftrace prints
+	// (outputrule.go): its print() values, map and stack layouts, JSON.
+	bt := kind.layout
+	sopts := session.Options{Format: kind.format(o), DecimalOffsets: bt, Verbose: o.verbose, Capture: capture}
 	if res := startNames(ctx, o, bt, stderr); res != nil {
 		defer res.Close()
 		if !bt {
@@ -154,6 +148,11 @@ func trace(o options, plan *pipeline.Plan, attached func(), stdout, stderr io.Wr
 		if !o.scope.Empty() {
 			sopts.Scope = pipeline.Scope(res, o.scope)
 		}
+	}
+	if kind.bpftrace && !o.quiet {
+		// Before the begin probes run, as bpftrace prints it.
+		n := plan.Probes(nil) - synthesized(plan.Script)
+		io.WriteString(map[bool]io.Writer{true: w, false: stderr}[o.format == "json"], output.AttachedLine(o.format == "json", n))
 	}
 	// rule()'s namer, with --nftrace its trace tables (rules.go).
 	namer, err := startRules(o, plan.Output, stderr)
@@ -183,7 +182,9 @@ func trace(o options, plan *pipeline.Plan, attached func(), stdout, stderr io.Wr
 	if !o.scope.Empty() && sess.Scoped() == 0 {
 		fmt.Fprintf(stderr, "skbtrace: no network namespace matches %s yet: its packets are traced from the first, once one does\n", describeScope(o.scope))
 	}
-	fmt.Fprintf(stderr, "skbtrace: tracing %d %s; Ctrl-C to end\n", n, plural(n, "probe"))
+	if !o.quiet && !kind.bpftrace {
+		fmt.Fprintf(stderr, "skbtrace: tracing %d %s; Ctrl-C to end\n", n, plural(n, "probe"))
+	}
 	if os.Getenv(notifyAttachedEnv) != "" {
 		// bpftrace's runtime tests start what runs beside a program on it.
 		fmt.Fprintln(stdout, notifyAttachedEnv)
@@ -210,7 +211,9 @@ func trace(o options, plan *pipeline.Plan, attached func(), stdout, stderr io.Wr
 		fmt.Fprintf(stderr, "skbtrace: reading events: %v\n", err)
 		status = 1
 	}
-	if n, buffer := sess.Lost(); n > 0 {
+	if n, buffer := sess.Lost(); n > 0 && kind.bpftrace {
+		io.WriteString(map[bool]io.Writer{true: w, false: stderr}[o.format == "json"], output.LostLine(o.format == "json", n))
+	} else if n > 0 {
 		fmt.Fprintf(stderr, "skbtrace: %d events lost: the %s was full\n", n, buffer)
 		if o.format == "json" {
 			fmt.Fprintf(w, "{\"data\":{\"buffer\":%q,\"events\":%d},\"type\":\"lost\"}\n", buffer, n)

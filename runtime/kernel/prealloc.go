@@ -19,12 +19,7 @@ var noPreallocSince = [2]int{6, 1}
 func NoPrealloc() bool { return noPrealloc() }
 
 var noPrealloc = sync.OnceValue(func() bool {
-	var u unix.Utsname
-	if err := unix.Uname(&u); err != nil {
-		return false
-	}
-	v, ok := releaseVersion(unix.ByteSliceToString(u.Release[:]))
-	return ok && (v[0] > noPreallocSince[0] || v[0] == noPreallocSince[0] && v[1] >= noPreallocSince[1])
+	return ReleaseAtLeast(Release(), noPreallocSince[0], noPreallocSince[1])
 })
 
 // releaseVersion parses the major and minor numbers of a kernel release
@@ -44,4 +39,22 @@ func releaseVersion(release string) ([2]int, bool) {
 		return [2]int{}, false
 	}
 	return [2]int{major, min}, true
+}
+
+// Release is the running kernel's major and minor version (6.1 is
+// [6 1]), or zeros where uname's release does not parse.
+func Release() [2]int { return release() }
+
+var release = sync.OnceValue(func() [2]int {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return [2]int{}
+	}
+	v, _ := releaseVersion(unix.ByteSliceToString(u.Release[:]))
+	return v
+})
+
+// ReleaseAtLeast reports whether release v is major.minor or later.
+func ReleaseAtLeast(v [2]int, major, minor int) bool {
+	return v[0] > major || v[0] == major && v[1] >= minor
 }

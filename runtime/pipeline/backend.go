@@ -14,11 +14,22 @@ import (
 	"github.com/skbtrace/skbtrace/runtime/session"
 )
 
-// skbBackend decides how skb: probes attach: to the kernel functions that
-// discovery finds, with the backend --backend names or the fastest that
-// works (kprobe-multi, fentry, kprobe); where none works, to every
-// tracepoint that carries an sk_buff, which it says.
-func skbBackend(cfg Config, script *lang.Script, whole func() (*btf.Spec, error)) (codegen.Options, *session.FuncAttach, error) {
+// skbChoice is how skb: probes may attach on this kernel: the function
+// backends that work (--backend's, or auto's candidates), with why the
+// others do not, and the discovery of the functions they attach to.
+type skbChoice struct {
+	globs   map[string]*lang.ProbeSpec
+	works   []session.Backend
+	reasons []string
+	disc    *kernel.Discovery
+}
+
+// skbBackends finds how skb: probes may attach: to the kernel functions
+// that discovery finds, with the backend --backend names or those of auto
+// that work (kprobe-multi alone where it does; else fentry and kprobe,
+// weighed by cost once the script is compiled: Plan.compile). Where the
+// script has no skb: probes it returns nil.
+func skbBackends(cfg Config, script *lang.Script) (*skbChoice, error) {
 	// globs are the skb: patterns, each with where it is first written.
 	globs := map[string]*lang.ProbeSpec{}
 	for _, p := range script.Probes {
@@ -29,22 +40,49 @@ func skbBackend(cfg Config, script *lang.Script, whole func() (*btf.Spec, error)
 		}
 	}
 	if len(globs) == 0 {
-		return codegen.Options{}, nil, nil
+		return nil, nil
 	}
-	var disc *kernel.Discovery
+	c := &skbChoice{globs: globs}
 	probe := func(b session.Backend) error {
-		if disc == nil {
+		if c.disc == nil {
 			d, _, err := kernel.CachedDiscovery(cfg.BTFFile)
 			if err != nil {
 				return err
 			}
-			disc = d
+			c.disc = d
 		}
-		return ProbeOn(disc)(b)
+		return ProbeOn(c.disc)(b)
 	}
-	backend, reasons, err := session.ChooseBackend(cfg.Backend, probe)
-	if err != nil {
-		return codegen.Options{}, nil, err
+	works, reasons, err := session.WorkingBackends(cfg.Backend, probe)
+	c.works, c.reasons = works, reasons
+	return c, err
+}
+
+// shape is what auto weighs the backends by: the functions the skb:
+// globs match, and the largest skb: program as compiled for one of them.
+func (c *skbChoice) shape(out *codegen.Output) session.Shape {
+	var sh session.Shape
+	for g := range c.globs {
+		sh.Funcs += len(c.disc.Match(g))
+	}
+	for _, p := range out.Programs {
+		if p.Attach.Kind == codegen.AttachSkbFuncs {
+			sh.Insns = max(sh.Insns, len(p.Prog.Instructions))
+		}
+	}
+	return sh
+}
+
+// skbBackend decides how skb: probes attach with backend b (one of
+// c.works, or "" for the tracepoint fallback where none works); weighed
+// is what auto's choice weighed ("" where it had one candidate).
+func skbBackend(cfg Config, script *lang.Script, whole func() (*btf.Spec, error), c *skbChoice, backend session.Backend, weighed string) (codegen.Options, *session.FuncAttach, error) {
+	if c == nil {
+		return codegen.Options{}, nil, nil
+	}
+	globs, reasons, disc := c.globs, c.reasons, c.disc
+	if backend == "" {
+		backend = session.BackendTracepoint
 	}
 	if rets := skbRetSpecs(script); backend == session.BackendTracepoint && len(rets) > 0 {
 		return codegen.Options{}, nil, noReturns(script, rets, reasons)
@@ -57,7 +95,7 @@ func skbBackend(cfg Config, script *lang.Script, whole func() (*btf.Spec, error)
 		return tracepointFallback(cfg, script, globs, reasons, spec)
 	}
 	if cfg.Backend == "auto" || cfg.Backend == "" {
-		cfg.warn(fmt.Sprintf("skb: probes attach with %s (%s)", backend, session.AutoWhy(backend, reasons)))
+		cfg.warn(fmt.Sprintf("skb: probes attach with %s (%s)", backend, session.AutoWhy(backend, reasons, weighed)))
 	}
 	if cfg.BTFFile == "" && kernel.ModuleBTFMissing() {
 		cfg.warn("this kernel has no BTF for its modules (Linux 5.11 added it): skb: probes cover vmlinux's functions; kprobe:FN still traces a module's function")

@@ -12,10 +12,39 @@ import (
 
 // compile generates the programs as they will be loaded: skb: globs
 // resolved against this kernel (functions or tracepoints), events to the
-// buffer --events names. What it says along the way goes to Config.Warn.
+// buffer --events names. Where auto has both fentry and kprobe to choose
+// from, the script is compiled for kprobes first, and its shape (functions,
+// program size) weighs the two (session.PickByCost). What it says along
+// the way goes to Config.Warn.
 func (p *Plan) compile() (*codegen.Output, *session.FuncAttach, error) {
+	choice, err := skbBackends(p.cfg, p.Script)
+	if err != nil {
+		return nil, nil, err
+	}
+	p.choice = choice
+	if choice == nil || len(choice.works) < 2 {
+		var b session.Backend
+		if choice != nil && len(choice.works) == 1 {
+			b = choice.works[0]
+		}
+		return p.compileFor(choice, b, "")
+	}
+	// Say nothing while compiling for the estimate: what matters is said
+	// when compiling for the backend chosen.
+	quiet := *p
+	quiet.cfg.Warn = nil
+	out, _, err := quiet.compileFor(choice, session.BackendKprobe, "")
+	if err != nil {
+		return p.compileFor(choice, choice.works[0], "")
+	}
+	b, why := session.PickByCost(choice.works, choice.shape(out))
+	return p.compileFor(choice, b, why)
+}
+
+// compileFor generates the programs with skb: probes attached by backend b.
+func (p *Plan) compileFor(choice *skbChoice, b session.Backend, weighed string) (*codegen.Output, *session.FuncAttach, error) {
 	cfg, script, info := p.cfg, p.Script, p.Info
-	opts, funcs, err := skbBackend(cfg, script, p.types.whole)
+	opts, funcs, err := skbBackend(cfg, script, p.types.whole, choice, b, weighed)
 	if err == nil {
 		funcs, err = globBackend(cfg, info, funcs)
 	}

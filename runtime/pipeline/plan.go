@@ -26,6 +26,11 @@ type Plan struct {
 	// Funcs is where skb:, skbret: and function globs' programs attach
 	// on a function backend, or nil (Compile).
 	Funcs *session.FuncAttach
+	// Estimate is what attaching skb: probes with Funcs' backend is
+	// expected to cost (session.Shape's figures), or nil (Compile).
+	Estimate *session.Estimate
+	// choice is how skb: probes could attach here (Compile).
+	choice *skbChoice
 }
 
 // New starts a plan. Close ends it.
@@ -77,6 +82,13 @@ func (p *Plan) Compile() error {
 		return err
 	}
 	p.Output, p.Funcs = out, funcs
+	p.Estimate = nil
+	if funcs != nil && funcs.Backend != "" && funcs.Backend != session.BackendTracepoint {
+		if c := p.choice; c != nil && c.disc != nil {
+			e := session.EstimateFor(funcs.Backend, c.shape(out))
+			p.Estimate = &e
+		}
+	}
 	return nil
 }
 
@@ -88,11 +100,24 @@ func (p *Plan) Start(w io.Writer, opts session.Options) (*session.Session, error
 	started := time.Now()
 	opts.Funcs, opts.Snaplen, opts.KernelTypes = p.Funcs, p.cfg.Snaplen, p.types.typeIDs()
 	opts.Warn = func(format string, args ...any) { p.cfg.warn(fmt.Sprintf(format, args...)) }
+	if p.Funcs != nil && p.Funcs.Progressive {
+		// The rest of a progressive start: one line at the end.
+		p.Funcs.Done = func(st *session.AttachStats) {
+			for _, l := range st.Summary() {
+				p.cfg.warn(l)
+			}
+			p.cfg.warn(fmt.Sprintf("%d functions attached with %s in %v (the packet's main path first, %d more while tracing)",
+				st.Attached, st.Backend, st.Elapsed.Round(time.Millisecond), st.Rest))
+		}
+	}
 	sess, err := session.Start(p.Output, w, opts)
 	if err != nil {
 		return nil, err
 	}
-	if st := sess.FuncStats(); st != nil {
+	if st := sess.FuncStats(); st != nil && st.Rest > 0 {
+		p.cfg.warn(fmt.Sprintf("%d probes on the packet's main path (%d functions) attached first with %s in %v; the other %d functions attach while tracing",
+			st.Attached, st.Main, st.Backend, st.Elapsed.Round(time.Millisecond), st.Rest))
+	} else if st != nil {
 		for _, l := range st.Summary() {
 			p.cfg.warn(l)
 		}

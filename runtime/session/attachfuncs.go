@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -34,6 +35,12 @@ type FuncAttach struct {
 	// Progress, when set, gets a progress line while many probes attach
 	// and detach (the CLI sets it when stderr is a terminal).
 	Progress io.Writer
+	// Progressive attaches the functions of a packet's main path first
+	// and returns, the others attaching while tracing; Done then gets
+	// what attaching all of them came to, once it is done (from another
+	// goroutine).
+	Progressive bool
+	Done        func(*AttachStats)
 }
 
 // AttachStats is what attaching skb: probes to functions came to.
@@ -45,6 +52,11 @@ type AttachStats struct {
 	// Skipped names the functions that refused, by reason.
 	Skipped map[string][]string
 	Elapsed time.Duration
+	// Main and Rest, where the start is progressive, are the functions
+	// attached first (the packet's main path) and those that attach
+	// while tracing; Elapsed is then the first part's time, and Done
+	// gets the whole.
+	Main, Rest int
 }
 
 // SkippedTotal is the number of functions skipped for any reason.
@@ -121,6 +133,9 @@ type progress struct {
 	w           io.Writer
 	done, total int
 	verb        string
+	// lines draws whole lines, every tenth of the way, instead of one
+	// line redrawn: while tracing, event lines share the terminal.
+	lines bool
 	// start is when the first step was counted.
 	start time.Time
 }
@@ -133,12 +148,14 @@ func (p *progress) add(n int) {
 	}
 	before := p.done
 	p.done += n
-	if p.w != nil && p.total >= progressMin && (p.done/progressStep != before/progressStep || p.done == p.total) {
-		verb := p.verb
-		if verb == "" {
-			verb = "attaching"
+	if p.lines {
+		if p.w != nil && p.total >= progressMin && p.done*10/p.total != before*10/p.total && p.done < p.total {
+			fmt.Fprintf(p.w, "skbtrace: %s %d/%d%s\n", p.verb0(), p.done, p.total, p.estimate())
 		}
-		fmt.Fprintf(p.w, "\rskbtrace: %s %d/%d%s\033[K", verb, p.done, p.total, p.estimate())
+		return
+	}
+	if p.w != nil && p.total >= progressMin && (p.done/progressStep != before/progressStep || p.done == p.total) {
+		fmt.Fprintf(p.w, "\rskbtrace: %s %d/%d%s\033[K", p.verb0(), p.done, p.total, p.estimate())
 	}
 }
 
@@ -151,8 +168,16 @@ func (p *progress) estimate() string {
 	return fmt.Sprintf(", about %v left", left.Round(time.Second))
 }
 
+// verb0 is the verb, "attaching" unless set.
+func (p *progress) verb0() string {
+	if p.verb == "" {
+		return "attaching"
+	}
+	return p.verb
+}
+
 func (p *progress) end() {
-	if p.w != nil && p.total >= progressMin {
+	if p.w != nil && p.total >= progressMin && !p.lines {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
 }
@@ -190,7 +215,9 @@ func funcTargets(p *codegen.Program, fa *FuncAttach) []string {
 
 // attachFuncs attaches the skb: programs that trace functions. A function
 // that refuses is skipped and counted; only if nothing attaches is it an
-// error.
+// error. The functions of a packet's main path (mainPath) attach first;
+// with fa.Progressive the others then attach in the background while
+// tracing (attachRest), else here.
 func (s *Session) attachFuncs(fa *FuncAttach) (*AttachStats, error) {
 	st := &AttachStats{Backend: fa.Backend, Skipped: map[string][]string{}}
 	start := time.Now()
@@ -222,44 +249,23 @@ func (s *Session) attachFuncs(fa *FuncAttach) (*AttachStats, error) {
 	} else if st.Backend == "" {
 		st.Backend = BackendFentry
 	}
+	// Earlier runs' detach helpers wait while this attaches (gate.go).
+	release := holdAttachGate()
 	for _, p := range globs {
 		s.attachGlob(p, fa.Kprobe, st, pr)
 	}
-	for _, p := range kprobes {
-		prog := s.coll.Programs[p.Name]
-		fns := funcTargets(p, fa)
-		if p.Attach.Multi {
-			s.attachMulti(prog, fns, st, pr, p)
-			continue
-		}
-		for _, fn := range fns {
-			l, err := attachKprobe(prog, fn, p.Return)
-			if err != nil {
-				st.skip(fn, err)
-			} else {
-				s.links = append(s.links, l)
-				st.count(p)
-			}
-			pr.add(1)
-		}
+	plan := s.funcSteps(fa, kprobes, fentries)
+	first, rest := splitMain(plan)
+	s.runSteps(first, st, &s.links, pr, nil)
+	if fa.Progressive && len(rest) > 0 && st.Attached > 0 {
+		pr.end()
+		st.Elapsed = time.Since(start)
+		st.Main, st.Rest = len(first), len(rest)
+		s.attachRest(rest, st, pr, fa.Done, start, release)
+		return st, nil
 	}
-	for _, p := range fentries {
-		err := s.attachFentry(p, st)
-		if err != nil && len(p.Merged) > 0 && verifierRefused(err) {
-			// The verifier may refuse a merged program where it takes
-			// each probe's own.
-			err = nil
-			for _, m := range p.Unmerge() {
-				if merr := s.attachFentry(m, st); merr != nil {
-					err = merr
-				}
-			}
-		}
-		if err != nil {
-			st.skipWith(BackendFentry, p.Function, err)
-		}
-		pr.add(1)
-	}
+	s.runSteps(rest, st, &s.links, pr, nil)
+	release()
 	pr.end()
 	st.Elapsed = time.Since(start)
 	if st.Attached == 0 {
@@ -268,19 +274,98 @@ func (s *Session) attachFuncs(fa *FuncAttach) (*AttachStats, error) {
 	return st, nil
 }
 
-// attachFentry loads an fentry program of an skb: probe (or fexit of an
-// skbret:) and attaches it.
-func (s *Session) attachFentry(p *codegen.Program, st *AttachStats) error {
-	prog, err := LoadShared(s.coll, p)
-	if err != nil {
-		return err
+// step attaches one function's program: a kprobe program (shared by the
+// functions whose skb and reason are where its own are) or an fentry
+// program of its own.
+type step struct {
+	fn   string
+	prog *codegen.Program
+	// fentry: the program is loaded for this function alone.
+	fentry bool
+}
+
+// funcSteps lists the attaches of the kprobe and fentry programs, one a
+// function, in the programs' order; kprobe-multi programs attach here at
+// once (one link for all their functions).
+func (s *Session) funcSteps(fa *FuncAttach, kprobes, fentries []*codegen.Program) []step {
+	var out []step
+	for _, p := range kprobes {
+		fns := funcTargets(p, fa)
+		if p.Attach.Multi {
+			continue
+		}
+		for _, fn := range fns {
+			out = append(out, step{fn: fn, prog: p})
+		}
 	}
+	for _, p := range fentries {
+		out = append(out, step{fn: p.Function, prog: p, fentry: true})
+	}
+	return out
+}
+
+// runSteps attaches each step's function, its links going to links;
+// stop, when set and true, ends it early (the session is ending).
+func (s *Session) runSteps(steps []step, st *AttachStats, links *[]link.Link, pr *progress, stop *atomic.Bool) {
+	ld := s.loadAhead(steps, stop)
+	i := 0
+	for ; i < len(steps); i++ {
+		sp := steps[i]
+		if stop != nil && stop.Load() {
+			break
+		}
+		if !sp.fentry {
+			l, err := attachKprobe(s.coll.Programs[sp.prog.Name], sp.fn, sp.prog.Return)
+			if err != nil {
+				st.skip(sp.fn, err)
+			} else {
+				*links = append(*links, l)
+				st.count(sp.prog)
+			}
+			pr.add(1)
+			continue
+		}
+		r, ok := ld.take(i)
+		if !ok {
+			i++
+			break
+		}
+		err := r.err
+		if err == nil {
+			err = s.linkFentry(sp.prog, r.prog, st, links)
+		}
+		if err != nil && len(sp.prog.Merged) > 0 && verifierRefused(err) {
+			// The verifier may refuse a merged program where it takes
+			// each probe's own.
+			err = nil
+			for _, m := range sp.prog.Unmerge() {
+				prog, merr := LoadShared(s.coll, m)
+				if merr == nil {
+					merr = s.linkFentry(m, prog, st, links)
+				}
+				if merr != nil {
+					err = merr
+				}
+			}
+		}
+		if err != nil {
+			st.skipWith(BackendFentry, sp.fn, err)
+		}
+		pr.add(1)
+	}
+	// Programs loaded ahead of a stop are closed unattached.
+	ld.drain(i)
+}
+
+// linkFentry attaches a loaded fentry program of an skb: probe (or fexit of
+// an skbret:), then closes the program's descriptor: the link holds it.
+func (s *Session) linkFentry(p *codegen.Program, prog *ebpf.Program, st *AttachStats, links *[]link.Link) error {
 	defer prog.Close()
 	l, err := link.AttachTracing(link.TracingOptions{Program: prog, AttachType: p.Prog.AttachType})
 	if err != nil {
 		return err
 	}
-	s.links = append(s.links, l)
+	*links = append(*links, l)
 	st.count(p)
 	return nil
 }

@@ -28,39 +28,24 @@ const (
 )
 
 // FunctionBackends are the backends that attach to functions, in the order
-// auto tries them on this machine's architecture (autoOrder).
-var FunctionBackends = autoOrder(kernel.Arch)
-
-// autoOrder is the order auto tries the function backends in on an
-// architecture, from their measured costs (bench/RESULTS.md, skb:* in the
-// VM suite, one function-backend attach per function): kprobe-multi
-// attaches every function with one link, in about a second. Without it,
-// on x86-64, fentry attaches about a fifth faster than kprobes (17 to 21 ms
-// a function against 20 to 25 on 5.10, 6.1 and 6.12) and costs less a call
-// (a direct call, no int3 and no pt_regs); on arm64 kprobes attach ten
-// times faster (3.6 ms a function against 36 on 6.12), which is what a
-// user waits for. Detaching, slower with fentry everywhere, happens after
-// the output (handoff.go).
-func autoOrder(arch string) []Backend {
-	if arch == "arm64" {
-		return []Backend{BackendKprobeMulti, BackendKprobe, BackendFentry}
-	}
-	return []Backend{BackendKprobeMulti, BackendFentry, BackendKprobe}
-}
+// auto tries them: kprobe-multi, where the kernel has it, attaches every
+// function with one link, in about a second, and is taken alone. Without
+// it, auto weighs fentry and kprobe for the script (PickByCost).
+var FunctionBackends = []Backend{BackendKprobeMulti, BackendFentry, BackendKprobe}
 
 // AutoWhy says why auto chose b: the backends tried before it and why
-// each does not work here, and, where b is not kprobe-multi, why it comes
-// before the other function backend on this architecture.
-func AutoWhy(b Backend, reasons []string) string {
+// each does not work here, and what the costs weighed said (weighed: "",
+// where only one function backend works).
+func AutoWhy(b Backend, reasons []string, weighed string) string {
 	why := "the fastest backend"
 	if len(reasons) > 0 {
 		why = "the first that works here; " + strings.Join(reasons, "; ")
 	}
-	switch {
-	case b == BackendFentry && kernel.Arch == "amd64":
-		why += "; on x86-64 fentry attaches faster than kprobes and costs less a call"
-	case b == BackendKprobe && kernel.Arch == "arm64":
-		why += "; on arm64 kprobes attach ten times faster than fentry"
+	if weighed != "" {
+		why = "of those that work here, the quickest for this script: " + weighed
+		if len(reasons) > 0 {
+			why += "; " + strings.Join(reasons, "; ")
+		}
 	}
 	return why
 }
@@ -137,27 +122,46 @@ func CheckBackendName(name string) error {
 // ChooseBackend picks the backend for skb: probes: forced, the one named;
 // auto, the first function backend that works, or the tracepoint fallback.
 // probe is ProbeBackend, or a stand-in in tests; reasons say why each
-// backend tried before the chosen one does not work.
-
+// backend tried before the chosen one does not work. (A script's own
+// choice weighs the backends that work by their cost: WorkingBackends
+// and PickByCost.)
 func ChooseBackend(forced string, probe func(Backend) error) (chosen Backend, reasons []string, err error) {
+	works, reasons, err := WorkingBackends(forced, probe)
+	if err != nil || len(works) == 0 {
+		return BackendTracepoint, reasons, err
+	}
+	return works[0], reasons, nil
+}
+
+// WorkingBackends lists the function backends that skb: probes may attach
+// with: forced, the one named (an error where it does not work here; none
+// for tracepoint); auto, kprobe-multi alone where it works (one link for
+// every function), else each that works, in FunctionBackends' order.
+// reasons say why the others do not work; none works: the tracepoint
+// fallback.
+func WorkingBackends(forced string, probe func(Backend) error) (works []Backend, reasons []string, err error) {
 	switch forced {
 	case "auto", "":
 	case string(BackendTracepoint):
-		return BackendTracepoint, nil, nil
+		return nil, nil, nil
 	case string(BackendKprobeMulti), string(BackendFentry), string(BackendKprobe):
 		if err := probe(Backend(forced)); err != nil {
-			return "", nil, fmt.Errorf("--backend %s: %w", forced, err)
+			return nil, nil, fmt.Errorf("--backend %s: %w", forced, err)
 		}
-		return Backend(forced), nil, nil
+		return []Backend{Backend(forced)}, nil, nil
 	default:
-		return "", nil, CheckBackendName(forced)
+		return nil, nil, CheckBackendName(forced)
 	}
 	for _, b := range FunctionBackends {
 		err := probe(b)
-		if err == nil {
-			return b, reasons, nil
+		if err != nil {
+			reasons = append(reasons, fmt.Sprintf("%s: %v", b, err))
+			continue
 		}
-		reasons = append(reasons, fmt.Sprintf("%s: %v", b, err))
+		works = append(works, b)
+		if b == BackendKprobeMulti {
+			break
+		}
 	}
-	return BackendTracepoint, reasons, nil
+	return works, reasons, nil
 }

@@ -9,8 +9,6 @@ import (
 
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
-
-	"github.com/skbtrace/skbtrace/runtime/kernel"
 )
 
 // TestSkippedSummaryNamesFunctions checks what stderr says of skipped
@@ -126,22 +124,6 @@ func TestChooseBackend(t *testing.T) {
 		if err != nil || got != tc.want || len(reasons) != tc.reasons {
 			t.Errorf("%s %v: got %s, %d reasons, %v; want %s, %d", tc.forced, tc.ok, got, len(reasons), err, tc.want, tc.reasons)
 		}
-	}
-}
-
-// TestAutoOrder: without kprobe-multi, auto takes fentry before kprobes on
-// x86-64 and kprobes before fentry on arm64 (their measured attach costs).
-func TestAutoOrder(t *testing.T) {
-	for arch, want := range map[string][]Backend{
-		"amd64": {BackendKprobeMulti, BackendFentry, BackendKprobe},
-		"arm64": {BackendKprobeMulti, BackendKprobe, BackendFentry},
-	} {
-		if got := autoOrder(arch); !slices.Equal(got, want) {
-			t.Errorf("%s: auto tries %v, want %v", arch, got, want)
-		}
-	}
-	if !slices.Equal(FunctionBackends, autoOrder(kernel.Arch)) {
-		t.Errorf("FunctionBackends %v is not this architecture's order", FunctionBackends)
 	}
 }
 

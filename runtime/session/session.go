@@ -41,8 +41,17 @@ type Session struct {
 	// stopTimers ends the interval probes; timers waits for them.
 	stopTimers chan struct{}
 	timers     sync.WaitGroup
-	// stats is what attaching skb: probes to functions came to.
-	stats *AttachStats
+	// stats is what attaching skb: probes to functions came to; a
+	// progressive start's background attach replaces it when done
+	// (statsMu).
+	stats   *AttachStats
+	statsMu sync.Mutex
+	// restStop ends a progressive start's background attach, restDone is
+	// closed when it has ended, and restLinks are its links until then
+	// (progressive.go).
+	restStop  *atomic.Bool
+	restDone  chan struct{}
+	restLinks []link.Link
 	// progress, when set, gets a progress line while many links attach or
 	// detach.
 	progress io.Writer
@@ -61,7 +70,13 @@ type Session struct {
 }
 
 // FuncStats is what attaching skb: probes to functions came to, or nil.
-func (s *Session) FuncStats() *AttachStats { return s.stats }
+// With a progressive start, it is the main path's until the rest is
+// attached too.
+func (s *Session) FuncStats() *AttachStats {
+	s.statsMu.Lock()
+	defer s.statsMu.Unlock()
+	return s.stats
+}
 
 // Shared counts the script's programs as loaded, and the probes they run:
 // probes on one attach point share a program (codegen's Program.Merged).
@@ -239,7 +254,9 @@ func Start(out *codegen.Output, w io.Writer, opts Options) (_ *Session, err erro
 			s.Close()
 			return nil, err
 		}
+		s.statsMu.Lock()
 		s.stats = st
+		s.statsMu.Unlock()
 	}
 	s.attachHelpers(opts.Warn)
 	if err := s.runAll(codegen.AttachBegin); err != nil {
@@ -310,6 +327,7 @@ func (s *Session) Close() {
 // the ring buffer. The maps stay, so they can be printed; the links are
 // closed by Close.
 func (s *Session) Detach() error {
+	s.stopRest()
 	if s.stopTimers != nil {
 		close(s.stopTimers)
 		s.timers.Wait()

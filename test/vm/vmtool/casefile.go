@@ -20,7 +20,9 @@ import (
 //	                       >=5.17, !arm64, kprobe-multi ... (see below)
 //	setup CMD              run before skbtrace starts (sh syntax); it must succeed
 //	run CMD                the skbtrace command line (sh syntax, one command)
-//	traffic CMD            sent once skbtrace says "tracing" (sh syntax)
+//	traffic CMD            sent once skbtrace says "tracing" (sh syntax) and, where
+//	                       the start is progressive, once the rest is attached too
+//	early                  send the traffic at the "tracing" line all the same
 //	post CMD               run once skbtrace has ended (sh syntax); it must succeed
 //	                       (vmtool pcapcheck reads back what -w wrote)
 //	until /RE/ N           then wait until N lines of stdout match RE
@@ -55,6 +57,9 @@ type testCase struct {
 	Run     string
 	Traffic string
 	Post    string
+	// Early starts the traffic at the "tracing" line, where a progressive
+	// start attaches the rest while tracing (else once all attached).
+	Early   bool
 	Until   *assert
 	Signal  string
 	Timeout time.Duration
@@ -155,6 +160,10 @@ func (c *testCase) parseLine(ln int, line string) error {
 		c.Traffic = rest
 	case "post":
 		c.Post = rest
+	case "early":
+		// The traffic starts at the "tracing" line, while a progressive
+		// start still attaches the rest.
+		c.Early = true
 	case "signal":
 		if rest != "INT" && rest != "TERM" {
 			return fmt.Errorf("signal %q: INT or TERM", rest)

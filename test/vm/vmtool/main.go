@@ -23,6 +23,7 @@
 //	vmtool pcapcheck [-min N] FILE PORT
 //	                              check vmtool tcp's bytes to PORT in a pcapng skbtrace wrote
 //	vmtool state                  the kernel's BPF and probe state, as the leak check sees it
+//	vmtool progstats              the BPF run-time statistics of every program, summed (bench/vm)
 //	vmtool check CASE...          parse case files and print them (no kernel needed)
 //	vmtool recheck KERNEL CASE LOG
 //	                              check a case's assertions against a run.sh log of it
@@ -59,6 +60,8 @@ func main() {
 		os.Exit(pcapCheck(args))
 	case "state":
 		fmt.Println(readKernelState())
+	case "progstats":
+		os.Exit(progStats())
 	case "env":
 		// run.sh writes the -k spec to /vm/kernel.
 		b, _ := os.ReadFile("/vm/kernel")
@@ -98,6 +101,6 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: vmtool run KERNEL CASE... | env [KERNEL] | send [-mark M] [-n N] [-sport P [-saddr A]] [-tcp] [-timeout D] ADDR:PORT [PAYLOAD] | tcp ... | backlog ... | nft [FAMILY] HOOK accept|drop | nft [FAMILY] delete | link add NAME type veth|vxlan|geneve ... | state | check CASE...")
+	fmt.Fprintln(os.Stderr, "usage: vmtool run KERNEL CASE... | env [KERNEL] | send [-mark M] [-n N] [-sport P [-saddr A]] [-tcp] [-timeout D] ADDR:PORT [PAYLOAD] | tcp ... | backlog ... | nft [FAMILY] HOOK accept|drop | nft [FAMILY] delete | link add NAME type veth|vxlan|geneve ... | state | progstats | check CASE...")
 	os.Exit(2)
 }
