@@ -177,6 +177,25 @@ func (t *btfTypes) skbStructs() map[uint32]bool {
 	return out
 }
 
+// hasMember reports whether a struct of this name in the blob has a member
+// of that name.
+func (t *btfTypes) hasMember(structName, member string) bool {
+	le := binary.LittleEndian
+	for _, off := range t.off {
+		info := le.Uint32(t.data[off+4:])
+		if (info>>24)&0x1f != kindStruct || t.name(le.Uint32(t.data[off:])) != structName {
+			continue
+		}
+		for i := range int(info & 0xffff) {
+			m := off + 12 + uint32(12*i)
+			if t.name(le.Uint32(t.data[m:])) == member {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // skbFuncs lists the FUNC types of one blob whose prototype has a struct
 // sk_buff * parameter.
 func (t *btfTypes) skbFuncs(module string, skb map[uint32]bool) []SkbFunc {

@@ -24,6 +24,11 @@ type Discovery struct {
 	Untraceable int
 	// Source names where the traceable set came from.
 	Source string
+	// TrampolineOps says each fentry trampoline is an ftrace_ops of its
+	// own (struct bpf_trampoline has fops: Linux 6.0 on), whose removal
+	// waits an RCU-tasks grace period: detaching fentry costs that per
+	// function (session's cost model).
+	TrampolineOps bool
 }
 
 // DiscoverSkbFuncs scans vmlinux's and the modules' BTF for functions with
@@ -86,7 +91,7 @@ func DiscoverSkbFuncs(vmlinuxPath string) (*Discovery, error) {
 		ok[f.Name] = false
 	}
 	markTraceable(tr.raw, tr.text, ok)
-	d := &Discovery{Source: tr.source}
+	d := &Discovery{Source: tr.source, TrampolineOps: base.hasMember("bpf_trampoline", "fops")}
 	seen := map[string]bool{}
 	for _, f := range all {
 		if seen[f.Name] || tracingMachinery(f.Name) {

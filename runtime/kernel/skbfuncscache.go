@@ -17,7 +17,7 @@ import (
 )
 
 // cacheVersion changes whenever the cache's content or meaning does.
-const cacheVersion = "skbtrace-skbfuncs-3"
+const cacheVersion = "skbtrace-skbfuncs-4"
 
 // kernelBuildKey identifies what discovery depends on: the kernel's build
 // (release and version strings) and the BTF blobs loaded (modules come and
@@ -84,11 +84,11 @@ func CachedDiscovery(vmlinuxPath string) (d *Discovery, fromCache bool, err erro
 	return d, false, nil
 }
 
-// The cache file: a header line, then "name skbarg reasonarg proto module
-// nargs ret" lines.
+// The cache file: a header line ("version untraceable trampolineops
+// source"), then "name skbarg reasonarg proto module nargs ret" lines.
 func writeCache(file string, d *Discovery) {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s %d %s\n", cacheVersion, d.Untraceable, d.Source)
+	fmt.Fprintf(&b, "%s %d %t %s\n", cacheVersion, d.Untraceable, d.TrampolineOps, d.Source)
 	for _, f := range d.Funcs {
 		mod := f.Module
 		if mod == "" {
@@ -116,11 +116,14 @@ func readCache(file string) (*Discovery, error) {
 		return nil, fmt.Errorf("empty cache")
 	}
 	head := strings.Fields(sc.Text())
-	if len(head) != 3 || head[0] != cacheVersion {
+	if len(head) != 4 || head[0] != cacheVersion {
 		return nil, fmt.Errorf("stale cache")
 	}
-	d := &Discovery{Source: head[2]}
+	d := &Discovery{Source: head[3]}
 	if d.Untraceable, err = strconv.Atoi(head[1]); err != nil {
+		return nil, err
+	}
+	if d.TrampolineOps, err = strconv.ParseBool(head[2]); err != nil {
 		return nil, err
 	}
 	for sc.Scan() {

@@ -37,7 +37,7 @@ func (p *Plan) compile() (*codegen.Output, *session.FuncAttach, error) {
 	if err != nil {
 		return p.compileFor(choice, choice.works[0], "")
 	}
-	b, why := session.PickByCost(choice.works, choice.shape(out))
+	b, why := session.PickByCost(choice.works, choice.shape(out), choice.disc.TrampolineOps)
 	return p.compileFor(choice, b, why)
 }
 

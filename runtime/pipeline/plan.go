@@ -85,7 +85,7 @@ func (p *Plan) Compile() error {
 	p.Estimate = nil
 	if funcs != nil && funcs.Backend != "" && funcs.Backend != session.BackendTracepoint {
 		if c := p.choice; c != nil && c.disc != nil {
-			e := session.EstimateFor(funcs.Backend, c.shape(out))
+			e := session.EstimateFor(funcs.Backend, c.shape(out), c.disc.TrampolineOps)
 			p.Estimate = &e
 		}
 	}

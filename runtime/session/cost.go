@@ -57,10 +57,11 @@ type costModel struct {
 	multi, multiPerFunc time.Duration
 }
 
-// modelFor gives the per-function costs on an architecture and kernel
-// release. The figures are bench/vm.sh's under TCG (bench/RESULTS.md):
-// x86-64 5.10, 6.1 and 6.12, arm64 6.12.
-func modelFor(arch string, release [2]int) costModel {
+// modelFor gives the per-function costs on an architecture, where each
+// fentry trampoline is an ftrace_ops of its own or not (trampolineOps:
+// kernel.Discovery's, from BTF). The figures are bench/vm.sh's under TCG
+// (bench/RESULTS.md): x86-64 5.10, 6.1 and 6.12, arm64 6.12.
+func modelFor(arch string, trampolineOps bool) costModel {
 	m := costModel{
 		kprobeAttach: 20 * time.Millisecond, kprobeDetach: 25 * time.Millisecond,
 		fentryLink: 28 * time.Millisecond, fentryDetach: 30 * time.Millisecond,
@@ -73,7 +74,7 @@ func modelFor(arch string, release [2]int) costModel {
 		m.kprobeAttach, m.kprobeDetach = 5*time.Millisecond, 18*time.Millisecond
 		m.fentryLink = 45 * time.Millisecond
 	}
-	if kernel.ReleaseAtLeast(release, 6, 0) {
+	if trampolineOps {
 		m.fentryDetach = 140 * time.Millisecond
 		if arch == "arm64" {
 			m.fentryDetach = 105 * time.Millisecond
@@ -140,17 +141,18 @@ func callRank(b Backend) int {
 
 // PickByCost chooses, among the function backends that work on this
 // kernel, the one whose estimate for a script of shape sh is least, and
-// says why in words (for -v and the auto line).
-func PickByCost(works []Backend, sh Shape) (Backend, string) {
-	m := modelFor(kernel.Arch, kernel.Release())
+// says why in words (for -v and the auto line). trampolineOps is
+// kernel.Discovery's.
+func PickByCost(works []Backend, sh Shape, trampolineOps bool) (Backend, string) {
+	m := modelFor(kernel.Arch, trampolineOps)
 	b, ests := m.pick(works, sh)
 	return b, describeEstimates(b, sh, ests)
 }
 
 // EstimateFor is what backend b is expected to cost on this kernel for a
-// script of shape sh.
-func EstimateFor(b Backend, sh Shape) Estimate {
-	return modelFor(kernel.Arch, kernel.Release()).estimate(b, sh)
+// script of shape sh (trampolineOps: kernel.Discovery's).
+func EstimateFor(b Backend, sh Shape, trampolineOps bool) Estimate {
+	return modelFor(kernel.Arch, trampolineOps).estimate(b, sh)
 }
 
 // describeEstimates says what the choice weighed.

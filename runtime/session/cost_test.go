@@ -6,8 +6,9 @@ import (
 )
 
 // TestPickByCost checks auto's weighing on each kind of kernel the VM suite
-// measured: skb:* (some 1,500 functions) with a large program takes kprobes
-// where fentry's teardown costs a grace period per trampoline (6.0 on) and
+// measured (ops: trampolines with ftrace_ops of their own, 6.0 on; 5.10 has
+// none): skb:* (some 1,500 functions) with a large program takes kprobes
+// where fentry's teardown costs a grace period per trampoline and
 // where its loads cost more than kprobes' links (5.10); a handful of
 // functions costs little either way, and fentry, cheaper per call, wins;
 // kprobe-multi wins wherever it works.
@@ -15,28 +16,28 @@ func TestPickByCost(t *testing.T) {
 	filter := Shape{Funcs: 1500, Insns: 1264}
 	small := Shape{Funcs: 2, Insns: 40}
 	for _, tc := range []struct {
-		arch    string
-		release [2]int
-		works   []Backend
-		shape   Shape
-		want    Backend
+		arch  string
+		ops   bool
+		works []Backend
+		shape Shape
+		want  Backend
 	}{
-		{"amd64", [2]int{6, 1}, []Backend{BackendFentry, BackendKprobe}, filter, BackendKprobe},
-		{"amd64", [2]int{5, 10}, []Backend{BackendFentry, BackendKprobe}, filter, BackendKprobe},
-		{"amd64", [2]int{6, 12}, []Backend{BackendKprobeMulti}, filter, BackendKprobeMulti},
-		{"arm64", [2]int{6, 12}, []Backend{BackendFentry, BackendKprobe}, filter, BackendKprobe},
-		{"amd64", [2]int{6, 1}, []Backend{BackendFentry, BackendKprobe}, small, BackendFentry},
-		{"arm64", [2]int{6, 12}, []Backend{BackendFentry, BackendKprobe}, small, BackendFentry},
-		{"amd64", [2]int{6, 1}, []Backend{BackendFentry}, filter, BackendFentry},
+		{"amd64", true, []Backend{BackendFentry, BackendKprobe}, filter, BackendKprobe},
+		{"amd64", false, []Backend{BackendFentry, BackendKprobe}, filter, BackendKprobe},
+		{"amd64", true, []Backend{BackendKprobeMulti}, filter, BackendKprobeMulti},
+		{"arm64", true, []Backend{BackendFentry, BackendKprobe}, filter, BackendKprobe},
+		{"amd64", true, []Backend{BackendFentry, BackendKprobe}, small, BackendFentry},
+		{"arm64", true, []Backend{BackendFentry, BackendKprobe}, small, BackendFentry},
+		{"amd64", true, []Backend{BackendFentry}, filter, BackendFentry},
 	} {
-		m := modelFor(tc.arch, tc.release)
+		m := modelFor(tc.arch, tc.ops)
 		got, ests := m.pick(tc.works, tc.shape)
 		if got != tc.want || len(ests) != len(tc.works) {
-			t.Errorf("%s %v %v %+v: picked %s (%v), want %s", tc.arch, tc.release, tc.works, tc.shape, got, ests, tc.want)
+			t.Errorf("%s %v %v %+v: picked %s (%v), want %s", tc.arch, tc.ops, tc.works, tc.shape, got, ests, tc.want)
 		}
 	}
 	// The words say the figures and the choice.
-	m := modelFor("amd64", [2]int{6, 1})
+	m := modelFor("amd64", true)
 	b, ests := m.pick([]Backend{BackendFentry, BackendKprobe}, filter)
 	why := describeEstimates(b, filter, ests)
 	for _, want := range []string{"1500 functions", "1264 instructions", "fentry about", "kprobe about", "kprobe waits least"} {
