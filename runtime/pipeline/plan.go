@@ -108,6 +108,9 @@ func (p *Plan) Start(w io.Writer, opts session.Options) (*session.Session, error
 			}
 			p.cfg.warn(fmt.Sprintf("%d functions attached with %s in %v (the packet's main path first, %d more while tracing)",
 				st.Attached, st.Backend, st.Elapsed.Round(time.Millisecond), st.Rest))
+			if p.cfg.Verbose {
+				p.cfg.warn(attachTimes(st))
+			}
 		}
 	}
 	sess, err := session.Start(p.Output, w, opts)
@@ -123,6 +126,7 @@ func (p *Plan) Start(w io.Writer, opts session.Options) (*session.Session, error
 		}
 		if p.cfg.Verbose {
 			p.cfg.warn(fmt.Sprintf("%d functions attached with %s in %v", st.Attached, st.Backend, st.Elapsed.Round(time.Millisecond)))
+			p.cfg.warn(attachTimes(st))
 			if st.Entries > 0 {
 				p.cfg.warn(fmt.Sprintf("skbret: entries of %d functions watched for their skb and time", st.Entries))
 			}
@@ -135,6 +139,13 @@ func (p *Plan) Start(w io.Writer, opts session.Options) (*session.Session, error
 		p.cfg.warn(fmt.Sprintf("loaded and attached in %v", time.Since(started).Round(time.Millisecond)))
 	}
 	return sess, nil
+}
+
+// attachTimes says where attaching functions spent its time: waiting for
+// programs to load (fentry's per function, verified on every CPU at once)
+// and in the kernel's links.
+func attachTimes(st *session.AttachStats) string {
+	return fmt.Sprintf("attach time: %v waiting for programs to load, %v linking", st.Loading.Round(time.Millisecond), st.Linking.Round(time.Millisecond))
 }
 
 // Close saves the names the check looked up in the whole BTF to the

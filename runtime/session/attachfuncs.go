@@ -52,6 +52,10 @@ type AttachStats struct {
 	// Skipped names the functions that refused, by reason.
 	Skipped map[string][]string
 	Elapsed time.Duration
+	// Loading is the time attaching waited for programs to load (fentry:
+	// one a function, the verifier's work), Linking the time the links
+	// took (kprobes, trampolines).
+	Loading, Linking time.Duration
 	// Main and Rest, where the start is progressive, are the functions
 	// attached first (the packet's main path) and those that attach
 	// while tracing; Elapsed is then the first part's time, and Done
@@ -315,7 +319,9 @@ func (s *Session) runSteps(steps []step, st *AttachStats, links *[]link.Link, pr
 			break
 		}
 		if !sp.fentry {
+			t := time.Now()
 			l, err := attachKprobe(s.coll.Programs[sp.prog.Name], sp.fn, sp.prog.Return)
+			st.Linking += time.Since(t)
 			if err != nil {
 				st.skip(sp.fn, err)
 			} else {
@@ -325,14 +331,18 @@ func (s *Session) runSteps(steps []step, st *AttachStats, links *[]link.Link, pr
 			pr.add(1)
 			continue
 		}
+		t := time.Now()
 		r, ok := ld.take(i)
+		st.Loading += time.Since(t)
 		if !ok {
 			i++
 			break
 		}
 		err := r.err
 		if err == nil {
+			t = time.Now()
 			err = s.linkFentry(sp.prog, r.prog, st, links)
+			st.Linking += time.Since(t)
 		}
 		if err != nil && len(sp.prog.Merged) > 0 && verifierRefused(err) {
 			// The verifier may refuse a merged program where it takes

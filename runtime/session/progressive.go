@@ -33,7 +33,8 @@ func (s *Session) attachRest(rest []step, first *AttachStats, pr *progress, done
 		}
 		all := &AttachStats{Backend: first.Backend, Skipped: map[string][]string{},
 			Attached: first.Attached + st.Attached, Entries: first.Entries + st.Entries,
-			Elapsed: time.Since(start), Main: first.Main, Rest: first.Rest}
+			Elapsed: time.Since(start), Main: first.Main, Rest: first.Rest,
+			Loading: first.Loading + st.Loading, Linking: first.Linking + st.Linking}
 		for _, sk := range []*AttachStats{first, st} {
 			for r, fns := range sk.Skipped {
 				all.Skipped[r] = append(all.Skipped[r], fns...)
