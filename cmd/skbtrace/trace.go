@@ -25,14 +25,15 @@ func compileAndRun(o options, src *lang.Source, stdout, stderr io.Writer) int {
 	plan := pipeline.New(o.config(src.Params, stderr))
 	defer plan.Close()
 	err := plan.Parse(src)
-	var kind outputKind
+	var kinds []lang.ProbeKind
 	if err == nil {
-		kind = outputFor(o, plan.Script)
+		kinds = probeKinds(plan.Script)
 		err = plan.Check()
 	}
 	if err != nil {
 		return report(stderr, err)
 	}
+	kind := outputFor(o, kinds, plan.Script, plan.Info)
 	if o.dump {
 		return dump(plan, stdout, stderr)
 	}

@@ -62,6 +62,9 @@ func histLabel(i int64, lhist *[3]int64) string {
 			return fmt.Sprintf("[%d, ...)", hi)
 		}
 		a := lo + (i-1)*step
+		if step == 1 {
+			return fmt.Sprintf("[%d]", a) // one value, as bpftrace labels it
+		}
 		return fmt.Sprintf("[%d, %d)", a, min(a+step, hi))
 	}
 	// bpftrace's buckets: negative, zero, one, then [2^(i-2), 2^(i-1)).
@@ -121,10 +124,11 @@ func (f *Values) formatEntry(mi *codegen.MapLayout, e Entry) string {
 	return f.formatAgg(mi, e.Value)
 }
 
-// formatAgg renders a combined value: stats as bpftrace's triple.
+// formatAgg renders a combined value: stats as bpftrace 0.26's record,
+// { .count = 2, .average = 6, .total = 12 }.
 func (f *Values) formatAgg(mi *codegen.MapLayout, a Agg) string {
 	if mi.Value.Kind == types.Agg && mi.Value.Agg == types.AggStats {
-		return fmt.Sprintf("count %d, average %d, total %d", a.Cnt, a.N, a.Sum)
+		return fmt.Sprintf("{ .count = %d, .average = %d, .total = %d }", a.Cnt, a.N, a.Sum)
 	}
 	return f.formatInt(uint64(a.N), valueType(mi.Value))
 }

@@ -8,18 +8,39 @@ import (
 	"strings"
 
 	"github.com/skbtrace/skbtrace/codegen"
-	"github.com/skbtrace/skbtrace/lang/types"
 )
 
-// bpftrace's layout, for scripts written for bpftrace (.bt files), so that
-// their output is the same line for line: at exit two newlines, then every
-// map in name order; plain maps one element a line with nothing between
-// them (an empty map is an empty line), histograms and stats each followed
-// by an empty line, "@name: " with its space before a histogram.
+// bpftrace's layout, for scripts written for bpftrace, so that their
+// output is bpftrace 0.26's line for line: at exit two newlines, then every
+// map that holds data in name order; plain maps and stats one element a
+// line with nothing between them, histograms as "@name[key]:", their
+// bars, and an empty line. print() of a value prints the value alone, as
+// bpftrace's print does, where the format is "bpftrace"; "bpftrace-events"
+// keeps skbtrace's event line for print() (a .bt script with skbtrace's
+// packet probes).
 
-// bpftrace is the format of scripts written for bpftrace: records and
-// lines as text's, maps in bpftrace's layout.
-type bpftrace struct{ text }
+// bpftrace is the format of scripts written for bpftrace: lines as
+// text's, print()'s values and the maps as bpftrace prints them; events
+// is set where print() prints skbtrace's event line instead.
+type bpftrace struct {
+	text
+	events bool
+}
+
+// Record prints print()'s value as bpftrace does: the value and a newline
+// (several, a blank between them); or, with events, skbtrace's event line.
+func (f bpftrace) Record(dst []byte, ev *codegen.Event, b []byte) []byte {
+	if f.events || ev.Kind != codegen.EventPrint {
+		return f.text.Record(dst, ev, b)
+	}
+	for i, a := range ev.Args {
+		if i > 0 {
+			dst = append(dst, ' ')
+		}
+		dst = f.p.fmt.appendValue(dst, a.Type, b[a.Offset:a.Offset+a.Size])
+	}
+	return append(dst, '\n')
+}
 
 // Maps prints every map at exit, as bpftrace does.
 func (f bpftrace) Maps(w io.Writer, maps []MapData) error { return printMapsBpftrace(f.p.fmt, w, maps) }
@@ -43,8 +64,8 @@ func printMapsBpftrace(f *Values, w io.Writer, maps []MapData) error {
 	return nil
 }
 
-// printMapBpftrace prints one map as bpftrace's print(@m) does; view
-// is print(@m, top, div)'s.
+// printMapBpftrace prints one map as bpftrace's print(@m) does (an empty
+// one prints nothing); view is print(@m, top, div)'s.
 func printMapBpftrace(f *Values, w io.Writer, m MapData, view View) error {
 	if m.Absent {
 		return nil
@@ -55,19 +76,11 @@ func printMapBpftrace(f *Values, w io.Writer, m MapData, view View) error {
 		return printHistsBpftrace(w, mi, entries, view)
 	}
 	entries = slices.DeleteFunc(entries, Unset(mi))
-	if len(entries) == 0 {
-		_, err := fmt.Fprintln(w)
-		return err
-	}
 	sortEntries(f, mi, entries)
 	for _, e := range view.entries(mi, entries) {
 		if _, err := fmt.Fprintf(w, "@%s%s: %s\n", name, e.Key, f.formatEntry(mi, e)); err != nil {
 			return err
 		}
-	}
-	if mi.Value.Kind == types.Agg && mi.Value.Agg == types.AggStats {
-		_, err := fmt.Fprintln(w)
-		return err
 	}
 	return nil
 }
@@ -76,14 +89,11 @@ func printMapBpftrace(f *Values, w io.Writer, m MapData, view View) error {
 func printHistsBpftrace(w io.Writer, mi *codegen.MapLayout, entries []Entry, view View) error {
 	name := mi.Name
 	hists := histsByKey(entries)
-	if len(hists) == 0 {
-		_, err := fmt.Fprintln(w)
-		return err
-	}
 	lhist := mi.Lhist
 	keys, hists := view.hists(hists)
+	byTotal(keys, hists)
 	for _, k := range keys {
-		fmt.Fprintf(w, "@%s%s: \n", name, k)
+		fmt.Fprintf(w, "@%s%s:\n", name, k)
 		printHist(w, hists[k], lhist)
 		if _, err := fmt.Fprintln(w); err != nil {
 			return err
@@ -103,4 +113,17 @@ func sortEntries(f *Values, mi *codegen.MapLayout, entries []Entry) {
 		}
 		return entries[i].Key < entries[j].Key
 	})
+}
+
+// byTotal orders a histogram map's keys as bpftrace prints them: by their
+// counts added up, ascending (ties by key).
+func byTotal(keys []string, hists map[string]histBuckets) {
+	total := func(k string) int64 {
+		var n int64
+		for _, c := range hists[k] {
+			n += c
+		}
+		return n
+	}
+	sort.SliceStable(keys, func(i, j int) bool { return total(keys[i]) < total(keys[j]) })
 }

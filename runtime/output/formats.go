@@ -38,18 +38,21 @@ const (
 	LinePrintf LineKind = iota
 	LineCat
 	LineJoin
+	LineTime // time()'s
 )
 
 // formats is the registry of output formats by name: a new format is a
 // file with its Formatter and a line here (and its flag in cmd).
 var formats = map[string]func(p *Printer) Formatter{
-	"text":          func(p *Printer) Formatter { return text{p} },
-	"json":          func(p *Printer) Formatter { return jsonFormat{p} },
-	"bpftrace":      func(p *Printer) Formatter { return bpftrace{text{p}} },
-	"timeline":      func(p *Printer) Formatter { return grouped{text{p}, newTimeline(p.boot, false), p} },
-	"timeline-json": func(p *Printer) Formatter { return grouped{jsonFormat{p}, newTimeline(p.boot, true), p} },
-	"graph":         func(p *Printer) Formatter { return grouped{text{p}, newGraph(p.boot, false), p} },
-	"graph-json":    func(p *Printer) Formatter { return grouped{jsonFormat{p}, newGraph(p.boot, true), p} },
+	"text":            func(p *Printer) Formatter { return text{p} },
+	"json":            func(p *Printer) Formatter { return jsonFormat{p} },
+	"bpftrace":        func(p *Printer) Formatter { return bpftrace{text: text{p}} },
+	"bpftrace-events": func(p *Printer) Formatter { return bpftrace{text: text{p}, events: true} },
+	"bpftrace-json":   func(p *Printer) Formatter { return bpftraceJSON{p} },
+	"timeline":        func(p *Printer) Formatter { return grouped{text{p}, newTimeline(p.boot, false), p} },
+	"timeline-json":   func(p *Printer) Formatter { return grouped{jsonFormat{p}, newTimeline(p.boot, true), p} },
+	"graph":           func(p *Printer) Formatter { return grouped{text{p}, newGraph(p.boot, false), p} },
+	"graph-json":      func(p *Printer) Formatter { return grouped{jsonFormat{p}, newGraph(p.boot, true), p} },
 }
 
 // Formats are the output formats' names, sorted.

@@ -39,7 +39,7 @@ func (f jsonFormat) Record(dst []byte, ev *codegen.Event, b []byte) []byte {
 }
 
 // lineTypes are the "type" of each kind of line.
-var lineTypes = [...]string{LinePrintf: `,"type":"printf"}` + "\n", LineCat: `,"type":"cat"}` + "\n", LineJoin: `,"type":"join"}` + "\n"}
+var lineTypes = [...]string{LinePrintf: `,"type":"printf"}` + "\n", LineCat: `,"type":"cat"}` + "\n", LineJoin: `,"type":"join"}` + "\n", LineTime: `,"type":"time"}` + "\n"}
 
 // Line appends {"data": text, "type": kind}.
 func (jsonFormat) Line(dst []byte, kind LineKind, s []byte) []byte {

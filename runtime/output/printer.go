@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/lang/types"
 )
 
 // flushAt is how much formatted output the printer holds before writing it
@@ -257,7 +258,7 @@ func (p *Printer) record(b []byte) error {
 		return p.pcap.frame(b, p.where(ev, b))
 	case codegen.EventPrintf:
 		p.scratch = p.printf(p.scratch[:0], ev, b)
-		p.buf = p.f.Line(p.buf, LinePrintf, p.scratch)
+		p.buf = p.f.Line(p.buf, lineKind(ev), p.scratch)
 	case codegen.EventJoin:
 		p.buf = p.f.Line(p.buf, LineJoin, p.join(ev, b))
 	case codegen.EventCat:
@@ -271,6 +272,15 @@ func (p *Printer) record(b []byte) error {
 		return p.flush()
 	}
 	return nil
+}
+
+// lineKind is LineTime for time()'s records (codegen's one verb, the
+// event's time), LinePrintf for printf's.
+func lineKind(ev *codegen.Event) LineKind {
+	if len(ev.Args) == 1 && ev.Args[0].Name == "time" && ev.Args[0].Type.Fmt == types.FmtTime && ev.Args[0].Offset == 8 {
+		return LineTime
+	}
+	return LinePrintf
 }
 
 // Maps prints the maps at exit in the printer's format, in the order

@@ -113,7 +113,8 @@ func TestPrinterText(t *testing.T) { golden.Compare(t, "testdata/printer.txt", p
 func TestPrinterJSON(t *testing.T) { golden.Compare(t, "testdata/printer.json", printAll(t, true)) }
 
 // TestFormatsRegistry prints one record through each format of the
-// registry: text and bpftrace as pwru's columns, json as an event object,
+// registry: text and bpftrace-events as pwru's columns, json as an event
+// object, bpftrace and bpftrace-json as bpftrace prints a value,
 // timeline and graph keeping it in a block until flushed; an unknown name
 // is an error that lists the formats.
 func TestFormatsRegistry(t *testing.T) {
@@ -126,6 +127,20 @@ func TestFormatsRegistry(t *testing.T) {
 		}
 		got := string(p.buf)
 		grouped := strings.HasPrefix(name, "timeline") || strings.HasPrefix(name, "graph")
+		n := strconv.Itoa(int(binary.LittleEndian.Uint64(rec[events[0].Args[0].Offset:])))
+		switch name {
+		case "bpftrace":
+			// A bpftrace program's print(len): the value alone.
+			if got != n+"\n" {
+				t.Errorf("%s: %q, want %q", name, got, n+"\n")
+			}
+			continue
+		case "bpftrace-json":
+			if want := `{"type": "value", "data": ` + n + "}\n"; got != want {
+				t.Errorf("%s: %q, want %q", name, got, want)
+			}
+			continue
+		}
 		switch {
 		case grouped && got != "":
 			t.Errorf("%s: a hop printed before its block ends: %q", name, got)

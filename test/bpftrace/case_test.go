@@ -56,8 +56,8 @@ type testCase struct {
 	noCompare string
 }
 
-// parseFile reads a topic file: cases separated by empty lines, each a
-// directive a line; a line that starts with whitespace continues the
+// parseFile reads a topic file: cases separated by empty lines (a line of
+// blanks is not one: it continues an EXPECT), each a directive a line; a line that starts with whitespace continues the
 // previous PROG or EXPECT; lines starting with # are comments.
 func parseFile(path string) ([]*testCase, error) {
 	b, err := os.ReadFile(path)
@@ -82,7 +82,7 @@ func parseFile(path string) ([]*testCase, error) {
 		if strings.HasPrefix(line, "#") {
 			continue
 		}
-		if strings.TrimSpace(line) == "" {
+		if line == "" {
 			if err := finish(); err != nil {
 				return nil, err
 			}
