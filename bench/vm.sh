@@ -23,6 +23,11 @@ bin=${SKBTRACE:-$out/skbtrace} binarm=${SKBTRACE_ARM64:-$out/skbtrace-arm64}
 label=${LABEL:-$(git describe --always --dirty)}
 # One VM at a time on a machine: the lock (VMLOCK= when the caller holds it).
 lock=${VMLOCK-/tmp/skbtrace-vm.lock}
+# The guest's CPU ahead of other work on the host (builds, tests), which
+# would stretch every figure: its QEMU at nice VMNICE (default -15).
+(while sleep 2; do for p in $(pgrep -f '^qemu-system'); do renice -n "${VMNICE:--15}" -p "$p" >/dev/null 2>&1; done; done) &
+renicer=$!
+trap 'kill $renicer 2>/dev/null; rm -rf "$out"' EXIT
 ${lock:+flock "$lock"} test/vm/run.sh -t 3600 -T 14400 -k "$kernels" -a "$binarm" -s bench/vm/filter.sh "$bin" | tee "$out/run.txt" || true
 # (An arm64 guest's virtio console ends its lines with CR LF.)
 sed -i 's/\r$//' "$out/run.txt"
@@ -34,7 +39,7 @@ base=$(sed -n 's/^##### \([^:]*\): 20000 datagrams untraced in \(.*\) s$/\1 \2 s
 	echo "## Ready in seconds: --filter over every skb function, per backend, in a VM (bench/vm.sh)"
 	echo
 	echo "\`skbtrace -v --backend B --filter 'udp and dst port 9'\` on stock Debian kernels in QEMU ($accel,"
-	echo "1 vCPU, on a shared 2-CPU host), skbtrace $label, $(date -u +%Y-%m-%d). One run each, seconds."
+	echo "1 vCPU, at nice ${VMNICE:--15} on a shared 2-CPU host), skbtrace $label, $(date -u +%Y-%m-%d). One run each, seconds."
 	echo "ready: start to the \"tracing\" line; all: to the last function attached (a progressive"
 	echo "start), else ready; first: a matching datagram to its line; flood: what 20,000 datagrams"
 	echo "that do not match cost over the same sender untraced ($base); bpf ns: the"
