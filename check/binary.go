@@ -44,6 +44,10 @@ func (c *checker) binary(e *lang.BinaryExpr) types.Type {
 		}
 		return types.Bad
 	}
+	// Pointer arithmetic, as C's: p + n and p - n are n elements on.
+	if t, ok := ptrArith(e.Op, x, y); ok {
+		return t
+	}
 	// Arithmetic and bitwise operators.
 	if !x.IsInt() || !y.IsInt() {
 		if t, ok := c.paramSuffix(e, x); ok {
@@ -54,7 +58,7 @@ func (c *checker) binary(e *lang.BinaryExpr) types.Type {
 		}
 		hint := ""
 		if x.Kind == types.Ptr || y.Kind == types.Ptr {
-			hint = "pointer arithmetic is not supported; read members with ->"
+			hint = "a pointer takes + and - of an integer; read members with ->"
 		}
 		c.errorf(lang.Node(nameNode{e.OpSpan}), hint, "operator %s needs integers, got %s and %s", e.Op, x, y)
 		return types.Bad
@@ -267,4 +271,15 @@ func (c *checker) shiftCount(e lang.Expr) {
 	if v, ok := c.constInt(e); ok && (v < 0 || v >= 64) {
 		c.errorf(e, "arithmetic is 64-bit: shift by 0 to 63", "shift by %d is out of range", v)
 	}
+}
+
+// ptrArith types p + n, n + p and p - n: the pointer's type.
+func ptrArith(op string, x, y types.Type) (types.Type, bool) {
+	switch {
+	case (op == "+" || op == "-") && x.Kind == types.Ptr && y.IsInt():
+		return x, true
+	case op == "+" && y.Kind == types.Ptr && x.IsInt():
+		return y, true
+	}
+	return types.Type{}, false
 }

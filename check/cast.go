@@ -35,15 +35,15 @@ func (c *checker) cast(e *lang.CastExpr) types.Type {
 // (for "a cast to a struct sock value is not supported").
 func (c *checker) namedType(at lang.Node, typ string, ptr int, what string) types.Type {
 	if t, ok := castInts[typ]; ok {
-		if ptr > 0 {
-			hint := "cast to uint64 and read it with a struct pointer"
-			if what != "a cast to" {
-				hint = "declare it uint64 and read it with a struct pointer"
-			}
-			c.errorf(at, hint, "a pointer to %s is not supported", typ)
-			return types.Bad
+		if ptr == 0 {
+			return t
 		}
-		return t
+		// A pointer to integers: *p reads one, p[i] the i-th.
+		var target btf.Type = cBaseTypes[typ]
+		for i := 1; i < ptr; i++ {
+			target = &btf.Pointer{Target: target}
+		}
+		return types.Type{Kind: types.Ptr, Size: 8, BTF: target}
 	}
 	target, ok := c.taggedType(at, typ)
 	if !ok {
@@ -66,6 +66,9 @@ func (c *checker) namedType(at lang.Node, typ string, ptr int, what string) type
 // taggedType finds the struct or union a type names ("struct sock", "union
 // X") in the kernel's BTF, or says at at that it has none.
 func (c *checker) taggedType(at lang.Node, typ string) (btf.Type, bool) {
+	if t, ok := c.scriptTagged(typ); ok {
+		return t, true
+	}
 	tag, name, _ := strings.Cut(typ, " ")
 	var target btf.Type
 	var err error

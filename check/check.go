@@ -96,10 +96,12 @@ func check(s *lang.Script, opts Options, mapHints map[string]*MapInfo) (*Info, m
 		return nil, nil, fmt.Errorf("kernel BTF has no struct sk_buff: %w", err)
 	}
 	c.config(s.Config)
+	c.defineTypes(s.Types)
 	for _, p := range c.liveProbes(c.dropMissing(s.Probes)) {
 		c.probe(p.probe, p.pred)
 	}
 	c.finishMaps()
+	c.mapDecls(s.MapDecls)
 	c.missingParams()
 	if c.sawMapLoop && mapHints == nil {
 		return c.info, c.info.Maps, c.diags.Err()
@@ -112,6 +114,9 @@ type checker struct {
 	opts  Options
 	diags *lang.Diagnostics
 	info  *Info
+
+	// defined are the C types and enumerators the script defines.
+	defined scriptTypes
 
 	// per probe
 	ctx  *ProbeInfo

@@ -108,6 +108,9 @@ func (c *checker) ident(e *lang.Ident) types.Type {
 	if f := stdlib.LookupField(e.Name); f != nil {
 		return c.useField(e, f)
 	}
+	if t, ok := c.scriptEnumerator(e); ok {
+		return t
+	}
 	if k := stdlib.LookupConst(e.Name); k != nil {
 		c.info.Consts[e] = Const{Int: k.Value}
 		return k.Type

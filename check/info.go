@@ -32,6 +32,9 @@ type Info struct {
 	ArgRefs map[lang.Expr]int
 	// Maps describes each map by name.
 	Maps map[string]*MapInfo
+	// MapDecls are the script's map declarations by map name
+	// (let @m = lruhash(N)): the kernel map's type and size.
+	MapDecls map[string]*lang.MapDecl
 	// MapOrder lists the map names in the order they first appear.
 	MapOrder []string
 	// Probes describes each probe's context.

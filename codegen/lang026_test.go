@@ -29,10 +29,21 @@ func TestLang026Run(t *testing.T) {
 		{"ternary statement", `begin { $c = 6; $c == 6 ? { @r = 1 } : { @r = 2 } }`, 1},
 		{"block statement", `begin { { @r = 3 } }`, 3},
 		{"bool cast", `begin { @r = (bool)5 == true }`, 1},
+		// Macros: expressions, variables and maps passed in; hygiene.
+		{"macros", `macro add_one(x) { x + 1 } macro inc($a, @b) { $a += 1; @b += 1; } macro once(x) { let $x = x; $x + 1 }
+begin { $a = 10; @b = 5; inc($a, @b); $x = 100; @r = add_one($a) * 1000 + @b * 10 + once($x) - $x }`, 12061},
+		// C types the script defines, read through a cast as the kernel's
+		// own bytes are read through an integer pointer.
+		{"struct member array", `struct Foo { int a; char b[10]; } begin { $f = (struct Foo *)curtask; $p = (uint8 *)curtask; @r = $f->b[2] == $p[6] && $f->a == *(int32 *)$p }`, 1},
+		{"enum", `enum { A = 1, B, C = 10 } enum E { X = -2, Y } begin { @r = A * 100 + B * 10 + C + X + Y }`, 127},
+		{"sizeof a struct", `struct S { char c; long l; int i; } begin { @r = sizeof(struct S) }`, 24},
+		// Integers through pointers: *p, p[i], p + n (n elements on).
+		{"pointer arithmetic", `begin { $p = (uint8 *)curtask; $q = (int32 *)$p; @r = *($q + 1) == $q[1] && *($p + 5) == $p[5] && (uint64)($q + 2) - (uint64)$q == 8 }`, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			coll := runBegin(t, c.script)
+			t.Cleanup(coll.Close)
 			if got := keyless(t, coll, "r"); got != c.want {
 				t.Errorf("%s: @r = %d, want %d", c.script, got, c.want)
 			}

@@ -73,6 +73,11 @@ type MapLayout struct {
 	Slot *PackedSlot
 	// Lhist is an lhist map's min, max and step; nil for other kinds.
 	Lhist *[3]int64
+	// Declared is the map type the script declares it with (let @m =
+	// lruhash(N): hash, lruhash, percpuhash, percpulruhash, percpuarray),
+	// MaxEntries the size it gives; "" and 0 where it is not declared.
+	Declared   string
+	MaxEntries int
 }
 
 // IsHist reports whether the map holds a histogram: its key then ends
@@ -141,6 +146,9 @@ func mapLayouts(info *check.Info) []*MapLayout {
 			continue
 		}
 		l := &MapLayout{Name: name, Kind: MapValue, Value: mi.Value}
+		if d := info.MapDecls[name]; d != nil {
+			l.Declared, l.MaxEntries = d.Type, int(d.Max)
+		}
 		if mi.Value.Kind == types.Agg {
 			l.Kind = aggKinds[mi.Value.Agg]
 		}

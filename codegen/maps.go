@@ -74,6 +74,7 @@ func (ms *mapSet) spec(l *MapLayout) (*ebpf.MapSpec, error) {
 	default:
 		return nil, fmt.Errorf("@%s: %s maps are not compiled yet", l.Name, l.Value)
 	}
+	declared(s, l)
 	ms.specs[name] = s
 	return s, nil
 }

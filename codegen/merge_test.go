@@ -15,6 +15,10 @@ import (
 )
 
 // scriptPrograms are the programs of a script's probes, helpers left out.
+// implicitExit is the probe a script of begin probes only ends with:
+// bpftrace exits once they ran (passes.ExitAfterBegin adds begin { exit() }).
+const implicitExit = 1
+
 func scriptPrograms(out *codegen.Output) []*codegen.Program {
 	var ps []*codegen.Program
 	for _, p := range out.Programs {
@@ -55,8 +59,10 @@ BEGIN { @x = @x * 10 + 5; @c = count() }
 `
 	out := compile(t, script)
 	ps := scriptPrograms(out)
-	if len(ps) != 1 || len(ps[0].Merged) != 6 || ps[0].Probes() != 6 {
-		t.Fatalf("%d programs, want one of 6 probes", len(ps))
+	// Six probes and the begin { exit() } a script of begin probes only
+	// ends with (passes.ExitAfterBegin).
+	if len(ps) != 1 || len(ps[0].Merged) != 6+implicitExit || ps[0].Probes() != 6+implicitExit {
+		t.Fatalf("%d programs, want one of 7 probes", len(ps))
 	}
 	for i, m := range ps[0].Merged {
 		if want := fmt.Sprintf("p%d_0", i); m.Name != want || m.Prog != nil {
@@ -81,8 +87,8 @@ BEGIN { @x = @x * 10 + 3; return; @x = 0 }
 BEGIN { @x = @x * 10 + 4 }
 `)
 	ps := scriptPrograms(out)
-	if len(ps) != 1 || len(ps[0].Merged) != 4 {
-		t.Fatalf("%d programs, want one of 4 probes", len(ps))
+	if len(ps) != 1 || len(ps[0].Merged) != 4+implicitExit {
+		t.Fatalf("%d programs, want one of 5 probes", len(ps))
 	}
 	own := ps[0].Unmerge()
 	out.Programs = own
@@ -162,8 +168,8 @@ func TestMergeSplitsAtLimits(t *testing.T) {
 	}
 	out := compile(t, b.String())
 	ps := scriptPrograms(out)
-	if len(ps) != 2 || ps[0].Probes()+ps[1].Probes() != 70 {
-		t.Fatalf("%d programs, want two of 70 probes", len(ps))
+	if len(ps) != 2 || ps[0].Probes()+ps[1].Probes() != 70+implicitExit {
+		t.Fatalf("%d programs, want two of 71 probes", len(ps))
 	}
 	coll := load(t, out)
 	runAll(t, out, coll)
@@ -191,8 +197,8 @@ func TestMergeSizeBound(t *testing.T) {
 			t.Errorf("%s: %d instructions", p.Name, len(p.Prog.Instructions))
 		}
 	}
-	if len(ps) < 2 || probes != n+1 {
-		t.Fatalf("%d programs of %d probes, want several of %d", len(ps), probes, n+1)
+	if len(ps) < 2 || probes != n+1+implicitExit {
+		t.Fatalf("%d programs of %d probes, want several of %d", len(ps), probes, n+1+implicitExit)
 	}
 	coll := load(t, out)
 	runAll(t, out, coll)

@@ -68,6 +68,9 @@ func (g *gen) binary(e *lang.BinaryExpr) error {
 	if name, ok := g.info.ProbeNames[e]; ok {
 		return g.probeCompare(e, name)
 	}
+	if g.info.Types[e].Kind == types.Ptr {
+		return g.ptrArith(e)
+	}
 	op, isALU := aluOps[e.Op]
 	if !isALU {
 		if _, ok := cmpOps[e.Op]; !ok {

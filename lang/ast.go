@@ -95,6 +95,10 @@ type Probe struct {
 	Specs []*ProbeSpec
 	Pred  Expr // nil when there is none
 	Body  *Block
+	// Implicit is set on a probe a pass added, not written in the script
+	// (passes.ExitAfterBegin's begin { exit() }): not one of the probes
+	// "Attaching N probes" counts.
+	Implicit bool
 }
 
 // Block is a sequence of statements in `{ }` or `< >`.

@@ -22,7 +22,7 @@ func ExitAfterBegin(s *lang.Script) *lang.Script {
 	// nothing in the script points at it.
 	at := lang.Span{Start: s.At.End, End: s.At.End}
 	exit := &lang.ExprStmt{At: at, X: &lang.CallExpr{At: at, Name: "exit", NameSpan: at}}
-	probe := &lang.Probe{At: at,
+	probe := &lang.Probe{At: at, Implicit: true,
 		Specs: []*lang.ProbeSpec{{At: at, Kind: lang.ProbeBegin, Text: "begin"}},
 		Body:  &lang.Block{At: at, Stmts: []lang.Stmt{exit}}}
 	cp := *s

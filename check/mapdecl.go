@@ -1,0 +1,37 @@
+package check
+
+import (
+	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/lang/types"
+)
+
+// mapDecls checks the script's map declarations (let @m = lruhash(N))
+// against the maps as the probes use them, and records them
+// (Info.MapDecls). A percpu map holds aggregations (count(), sum()...),
+// which skbtrace keeps per CPU in any map; a percpuarray map has no
+// keys. A declared map no probe uses is a note.
+func (c *checker) mapDecls(decls []*lang.MapDecl) {
+	for _, d := range decls {
+		mi := c.info.Maps[d.Name]
+		if mi == nil {
+			c.info.Notes = append(c.info.Notes, "map "+mapName(d.Name)+" is declared but never used")
+			continue
+		}
+		switch d.Type {
+		case "percpuhash", "percpulruhash", "percpuarray":
+			if mi.Value.Kind != types.Agg && mi.Value.Kind != types.Invalid {
+				c.errorf(nameNode{d.TypeSpan}, "a "+d.Type+" map holds an aggregation (count(), sum(), ...): declare "+mapName(d.Name)+" hash or lruhash",
+					"%s holds %s, not an aggregation", mapName(d.Name), mi.Value)
+				continue
+			}
+		}
+		if d.Type == "percpuarray" && len(mi.Keys) > 0 {
+			c.errorf(nameNode{d.TypeSpan}, "a percpuarray map has no keys: declare "+mapName(d.Name)+" percpuhash", "%s has keys", mapName(d.Name))
+			continue
+		}
+		if c.info.MapDecls == nil {
+			c.info.MapDecls = map[string]*lang.MapDecl{}
+		}
+		c.info.MapDecls[d.Name] = d
+	}
+}
