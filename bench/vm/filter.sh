@@ -23,8 +23,8 @@ up() { cut -d" " -f1 /proc/uptime; }
 since() { awk -v a="$1" -v b="$(up)" 'BEGIN { printf "%.2f", b - a }'; }
 helpers() { for c in /proc/[0-9]*/comm; do [ "$(cat "$c" 2>/dev/null)" = skbtrace-detach ] && return 0; done; return 1; }
 waithelpers() { while helpers; do sleep 0.2; done; }
-flood() { # flood N PORT: seconds to send N datagrams
-  t=$(up); vmtool send -n "$1" "127.0.0.1:$2" >/dev/null 2>&1; since "$t"
+flood() { # flood N PORT: seconds to send N datagrams (from one socket)
+  t=$(up); vmtool flood -n "$1" "127.0.0.1:$2" >/dev/null 2>&1; since "$t"
 }
 waitline() { # waitline FILE REGEX PID: until FILE has a line matching REGEX, or PID ends
   while kill -0 "$3" 2>/dev/null && ! grep -q "$2" "$1"; do sleep 0.05; done

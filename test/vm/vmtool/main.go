@@ -23,6 +23,7 @@
 //	vmtool pcapcheck [-min N] FILE PORT
 //	                              check vmtool tcp's bytes to PORT in a pcapng skbtrace wrote
 //	vmtool state                  the kernel's BPF and probe state, as the leak check sees it
+//	vmtool flood [-n N] ADDR:PORT   N datagrams from one socket, as fast as it goes (bench/vm)
 //	vmtool progstats              the BPF run-time statistics of every program, summed (bench/vm)
 //	vmtool check CASE...          parse case files and print them (no kernel needed)
 //	vmtool recheck KERNEL CASE LOG
@@ -48,6 +49,8 @@ func main() {
 		os.Exit(runCases(os.Stdout, args[0], args[1:]))
 	case "send":
 		os.Exit(send(args))
+	case "flood":
+		os.Exit(flood(args))
 	case "tcp":
 		os.Exit(tcpSessions(args))
 	case "backlog":
@@ -101,6 +104,6 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: vmtool run KERNEL CASE... | env [KERNEL] | send [-mark M] [-n N] [-sport P [-saddr A]] [-tcp] [-timeout D] ADDR:PORT [PAYLOAD] | tcp ... | backlog ... | nft [FAMILY] HOOK accept|drop | nft [FAMILY] delete | link add NAME type veth|vxlan|geneve ... | state | progstats | check CASE...")
+	fmt.Fprintln(os.Stderr, "usage: vmtool run KERNEL CASE... | env [KERNEL] | send [-mark M] [-n N] [-sport P [-saddr A]] [-tcp] [-timeout D] ADDR:PORT [PAYLOAD] | tcp ... | backlog ... | nft [FAMILY] HOOK accept|drop | nft [FAMILY] delete | link add NAME type veth|vxlan|geneve ... | flood [-n N] ADDR:PORT | state | progstats | check CASE...")
 	os.Exit(2)
 }
