@@ -12,8 +12,8 @@
 #             (run-time statistics of a second, 2,000-datagram flood);
 #   stop      SIGINT to the prompt (skbtrace's exit);
 #   teardown  the prompt to the end of the detach helper;
-#   second    a run started right after the Ctrl-C of another (its teardown
-#             going on meanwhile): start to its "tracing" line.
+#   second    auto's: a run started right after the Ctrl-C of another (its
+#             teardown going on meanwhile): start to its "tracing" line.
 # One line per backend: "ROW kernel backend attached ready all first flood
 # bpfns calls stop teardown second", seconds (bpfns: ns per program run; calls:
 # program runs per datagram), "-" where not measured.
@@ -71,15 +71,18 @@ for b in ${BACKENDS:-auto kprobe-multi fentry kprobe}; do
   used=$(sed -n 's/^skbtrace: skb: probes attach with \([a-z-]*\).*/\1/p' /tmp/err.1 | head -n 1)
   attached=$(sed -n 's/^skbtrace: \([0-9]*\) functions attached with.*/\1/p' /tmp/err.1 | tail -n 1)
   grep -E '^skbtrace: (skb: probes attach with|[0-9]+ probes on the packet|[0-9]+ functions (attached|skipped)|attach time)' /tmp/err.1 | sed "s/^/##### $KV $b: /"
-  # A second run right after this one's Ctrl-C.
-  start "$b" 2
-  waitline /tmp/err.2 '^skbtrace: tracing' $pid
-  kill -INT $pid; wait $pid
-  t0=$(up); start "$b" 3
+  # A second run right after this one's Ctrl-C: auto's (the other rows'
+  # teardowns are minutes each under TCG, and the runs are auto's).
   second=-
-  waitline /tmp/err.3 '^skbtrace: tracing' $pid && second=$(since "$t0")
-  kill -INT $pid; wait $pid
-  waithelpers
+  if [ "$b" = auto ]; then
+    start "$b" 2
+    waitline /tmp/err.2 '^skbtrace: tracing' $pid
+    kill -INT $pid; wait $pid
+    t0=$(up); start "$b" 3
+    waitline /tmp/err.3 '^skbtrace: tracing' $pid && second=$(since "$t0")
+    kill -INT $pid; wait $pid
+    waithelpers
+  fi
   name=$b; [ "$b" = auto ] && name="auto ($used)" && autoused=$used
   echo "ROW $KV | $name | ${attached:--} | $ready | $all | $first | +$cost | $bpfns | $calls | $stop | $teardown | $second"
 done
