@@ -258,6 +258,11 @@ func (s *Session) attachFuncs(fa *FuncAttach) (*AttachStats, error) {
 	for _, p := range globs {
 		s.attachGlob(p, fa.Kprobe, st, pr)
 	}
+	for _, p := range kprobes {
+		if p.Attach.Multi {
+			s.attachMulti(s.coll.Programs[p.Name], funcTargets(p, fa), st, pr, p)
+		}
+	}
 	plan := s.funcSteps(fa, kprobes, fentries)
 	first, rest := splitMain(plan)
 	s.runSteps(first, st, &s.links, pr, nil)
@@ -289,8 +294,8 @@ type step struct {
 }
 
 // funcSteps lists the attaches of the kprobe and fentry programs, one a
-// function, in the programs' order; kprobe-multi programs attach here at
-// once (one link for all their functions).
+// function, in the programs' order; kprobe-multi programs, which attach
+// all their functions with one link, have none (attachFuncs).
 func (s *Session) funcSteps(fa *FuncAttach, kprobes, fentries []*codegen.Program) []step {
 	var out []step
 	for _, p := range kprobes {
