@@ -312,7 +312,9 @@ func TestHistBucketsAsBpftrace(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	want := `@h:
+	// A bpftrace program: bpftrace 0.26's exit, two newlines, then the
+	// histogram and an empty line.
+	want := "\n\n" + `@h:
 (..., 0)               1 |@@@@@@@@@@@@@@@@@@@@@@@@@@                          |
 [0]                    2 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
 [1]                    1 |@@@@@@@@@@@@@@@@@@@@@@@@@@                          |
@@ -326,6 +328,7 @@ func TestHistBucketsAsBpftrace(t *testing.T) {
 [256, 512)             0 |                                                    |
 [512, 1K)              0 |                                                    |
 [1K, 2K)               1 |@@@@@@@@@@@@@@@@@@@@@@@@@@                          |
+
 `
 	if out != want {
 		t.Errorf("output:\n%s\nwant:\n%s", out, want)
