@@ -86,6 +86,7 @@ func (c *checker) inLoopVar(name string) bool {
 // and continue go to it. The verifier must see it end (Linux 5.3).
 func (c *checker) whileStmt(s *lang.WhileStmt) {
 	c.wantCond(s.Cond, c.expr(s.Cond), "a while condition")
+	c.endlessWhile(s)
 	c.loops = append(c.loops, loopScope{info: &LoopInfo{}})
 	c.block(s.Body)
 	c.loops = c.loops[:len(c.loops)-1]
