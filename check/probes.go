@@ -222,6 +222,13 @@ func (c *checker) spec(s *lang.ProbeSpec, use argUse) *SpecInfo {
 				c.setProto(si, c.namedTracepointProto(s.Name, proto), 1)
 			}
 		}
+		if s.Raw {
+			if !haveRaw {
+				c.errorf(s, "rawtracepoint:NAME names a tracepoint of this kernel, e.g. rawtracepoint:kfree_skb", "no raw tracepoint %s in this kernel's BTF", s.Name)
+				si.Unresolved = true
+			}
+			return si
+		}
 		if wantsRecord(use, si, haveRaw) {
 			if !c.useRecord(si, haveRaw) {
 				si.Unresolved = true

@@ -23,6 +23,8 @@ import (
 func (g *gen) probeName() string {
 	sp := g.spec.Spec
 	switch {
+	case sp.Kind == lang.ProbeTracepoint && sp.Raw:
+		return "rawtracepoint:" + sp.Target
 	case sp.Kind == lang.ProbeTracepoint:
 		cat := g.spec.Category
 		if cat == "" {

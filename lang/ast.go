@@ -87,6 +87,10 @@ type ProbeSpec struct {
 	// "*" or, as bpftrace's fentry:bpf:ID:NAME, the name it must have.
 	ProgID uint32
 	Text   string
+	// Raw is set on bpftrace's rawtracepoint:[MODULE:]NAME, a tracepoint
+	// (Kind ProbeTracepoint, Category "*") read by its raw arguments only:
+	// args.NAME as the kernel's prototype names them, arg0..argN.
+	Raw bool
 }
 
 // Probe is a probe list, an optional predicate and an action block.

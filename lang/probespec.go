@@ -19,6 +19,9 @@ var probeAliases = map[string]ProbeKind{
 	// bpftrace's older names of fentry and fexit.
 	"kfunc": ProbeFentry, "kretfunc": ProbeFexit,
 	"bpf": ProbeBpf, "bpfret": ProbeBpfRet,
+	// rawtracepoint:[MODULE:]NAME is a tracepoint read by its raw
+	// arguments (rawtracepoint.go).
+	"rawtracepoint": ProbeTracepoint, "rt": ProbeTracepoint,
 }
 
 // outOfScope are bpftrace's probe kinds skbtrace does not have, and why.
@@ -28,18 +31,17 @@ var outOfScope = map[string]string{
 	"hardware":        "perf hardware events are out of scope: skbtrace attaches to packet events",
 	"watchpoint":      "watchpoints are out of scope: skbtrace attaches to packet events",
 	"asyncwatchpoint": "watchpoints are out of scope: skbtrace attaches to packet events",
-	"rawtracepoint":   "write tracepoint:CATEGORY:NAME: it reads the raw arguments by name (args.skb), or the format fields",
 	"iter":            "BPF iterators are out of scope: skbtrace attaches to packet events",
 }
 
 // outOfScopeAliases are the short names of outOfScope's kinds.
 var outOfScopeAliases = map[string]string{
 	"U": "usdt",
-	"s": "software", "h": "hardware", "w": "watchpoint", "aw": "asyncwatchpoint", "rt": "rawtracepoint",
+	"s": "software", "h": "hardware", "w": "watchpoint", "aw": "asyncwatchpoint",
 }
 
 // ProbeKindNames lists the probe kinds, for hints.
-var ProbeKindNames = []string{"skb", "skbret", "kprobe", "kretprobe", "fentry", "fexit", "tracepoint", "interval", "profile", "uprobe", "uretprobe", "bpf", "bpfret", "begin", "end", "BEGIN", "END"}
+var ProbeKindNames = []string{"skb", "skbret", "kprobe", "kretprobe", "fentry", "fexit", "tracepoint", "rawtracepoint", "interval", "profile", "uprobe", "uretprobe", "bpf", "bpfret", "begin", "end", "BEGIN", "END"}
 
 func (l *lowerer) spec(g *gSpec) *ProbeSpec {
 	sp := l.span(g.Pos, g.EndPos)
@@ -83,6 +85,10 @@ func (l *lowerer) spec(g *gSpec) *ProbeSpec {
 	s.Kind, s.Target = k, rest
 	switch k {
 	case ProbeTracepoint:
+		if kind == "rawtracepoint" || kind == "rt" {
+			l.rawTracepoint(sp, s, rest)
+			break
+		}
 		cat, name, ok := strings.Cut(rest, ":")
 		// A category of * stands for any: tracepoints attach by name. Globs
 		// elsewhere (tracepoint:sched:sched*, tracepoint:net:*) attach to
