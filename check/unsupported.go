@@ -12,7 +12,6 @@ var unsupportedBuiltins = map[string]string{
 	"signal":      "sending signals is out of scope: skbtrace only observes",
 	"override":    "changing return values is out of scope: skbtrace only observes",
 	"path":        "file paths are out of scope: skbtrace traces packets",
-	"cgroup":      "cgroups are not yet supported",
 	"cgroupid":    "cgroups are not yet supported",
 	"cgroup_path": "cgroups are not yet supported",
 	"reg":         "registers are not exposed: use arg0..arg5 or args.NAME",

@@ -308,6 +308,18 @@ func (g *gen) context(e *lang.Ident, f *stdlib.Field) error {
 		}
 	case "rand":
 		g.emit(asm.FnGetPrandomU32.Call())
+	case "cgroup":
+		g.emit(asm.FnGetCurrentCgroupId.Call())
+	case "numaid":
+		g.emit(asm.FnGetNumaNodeId.Call())
+	case "jiffies":
+		g.emit(asm.FnJiffies64.Call())
+	case "ncpus":
+		g.emit(asm.Mov.Imm(asm.R0, int32(g.maps.cpus)))
+	case stdlib.NsecsBoot:
+		g.emit(asm.FnKtimeGetBootNs.Call())
+	case stdlib.NsecsTAI:
+		g.emit(asm.FnKtimeGetTaiNs.Call())
 	case "curtask":
 		g.emit(asm.FnGetCurrentTask.Call())
 	case "cpu":

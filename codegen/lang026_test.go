@@ -37,6 +37,9 @@ begin { $a = 10; @b = 5; inc($a, @b); $x = 100; @r = add_one($a) * 1000 + @b * 1
 		{"struct member array", `struct Foo { int a; char b[10]; } begin { $f = (struct Foo *)curtask; $p = (uint8 *)curtask; @r = $f->b[2] == $p[6] && $f->a == *(int32 *)$p }`, 1},
 		{"enum", `enum { A = 1, B, C = 10 } enum E { X = -2, Y } begin { @r = A * 100 + B * 10 + C + X + Y }`, 127},
 		{"sizeof a struct", `struct S { char c; long l; int i; } begin { @r = sizeof(struct S) }`, 24},
+		// Builtins: called with (), clocks, cgroup, numaid, jiffies, pcomm.
+		{"builtin calls", `begin { @r = pid() == pid && tid(init) == tid && comm() == comm && pcomm == comm }`, 1},
+		{"clocks", `begin { $m = nsecs(monotonic); @r = nsecs(boot) + 1000000000 > $m && nsecs(tai) > $m && jiffies > 0 && cgroup > 0 && numaid >= 0 && ncpus > 0 }`, 1},
 		// Integers through pointers: *p, p[i], p + n (n elements on).
 		{"pointer arithmetic", `begin { $p = (uint8 *)curtask; $q = (int32 *)$p; @r = *($q + 1) == $q[1] && *($p + 5) == $p[5] && (uint64)($q + 2) - (uint64)$q == 8 }`, 1},
 	}

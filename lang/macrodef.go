@@ -221,6 +221,9 @@ func (x *macroExpander) expr(e Expr) Expr {
 
 var exprType = reflect.TypeOf((*Expr)(nil)).Elem()
 
+// rewriteExprsOf is rewriteExprs on a node.
+func rewriteExprsOf(n Node, f func(Expr) Expr) { rewriteExprs(reflect.ValueOf(n), f) }
+
 // rewriteExprs replaces, bottom up, every expression below v (a node)
 // held in a field or a slice element of type Expr by what f returns.
 func rewriteExprs(v reflect.Value, f func(Expr) Expr) {

@@ -64,6 +64,7 @@ func Parse(src *Source) (*Script, error) {
 		script.Probes = append(script.Probes, lowerProbes(src, diags, g)...)
 	}
 	expandMacros(script, ranges.bpfMacros, diags)
+	callBuiltins(script, diags)
 	desugar(script, diags)
 	if len(script.Probes) == 0 && diags.Len() == 0 {
 		diags.Add(Span{Start: src.PosAt(0), End: src.PosAt(0)}, "a script is one or more probes, e.g. `skb:* { print(len) }`", "empty script: no probes")

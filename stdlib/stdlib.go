@@ -168,7 +168,21 @@ var Fields = []*Field{
 	{Name: "prog", Doc: "the traced BPF program's name, in bpf: and bpfret: probes", Type: types.Type{Kind: types.Int, Size: 8, Fmt: types.FmtProbe}, Needs: NeedProg, Src: ctx()},
 	{Name: "prog_id", Doc: "the traced BPF program's id, in bpf: and bpfret: probes", Type: types.U32, Needs: NeedProg, Src: ctx()},
 	{Name: "duration", Doc: "nanoseconds since the function's entry, on skbret", Type: types.U64, Needs: NeedEntry, Src: ctx()},
+	{Name: "cgroup", Doc: "the cgroup v2 id of the current task (bpf_get_current_cgroup_id)", Type: types.U64, Src: ctx()},
+	{Name: "numaid", Doc: "the NUMA node the event ran on", Type: types.U32, Src: ctx()},
+	{Name: "jiffies", Doc: "the kernel's jiffies (bpf_jiffies64)", Type: types.U64, Src: ctx()},
+	{Name: "ncpus", Doc: "the number of possible CPUs, known when the script is compiled", Type: types.U64, Src: ctx()},
+	// nsecs(boot), nsecs(tai) and nsecs(sw_tai) are these (lang/builtins.go).
+	{Name: NsecsBoot, Doc: "nsecs(boot): nanoseconds since boot, suspended time included (CLOCK_BOOTTIME)", Type: types.U64, Src: ctx()},
+	{Name: NsecsTAI, Doc: "nsecs(tai): the TAI clock in nanoseconds (CLOCK_TAI; nsecs(sw_tai) too)", Type: types.U64, Src: ctx()},
 }
+
+// NsecsBoot and NsecsTAI are the names nsecs(boot) and nsecs(tai) are
+// read by.
+const (
+	NsecsBoot = "__nsecs_boot"
+	NsecsTAI  = "__nsecs_tai"
+)
 
 // byName indexes a table by its entries' names.
 func byName[T any](items []T, name func(T) string) map[string]T {

@@ -1,0 +1,82 @@
+package lang
+
+// bpftrace 0.26 calls its builtin values as functions too: `pid` and
+// `pid()` are one (stdlib.md: "all functions or macros that don't have
+// arguments or have default arguments can be invoked with or without the
+// call syntax"), and some take a mode: pid(curr_ns), nsecs(boot). The
+// parser rewrites these calls into the names the checker knows (after
+// macros are expanded, so a macro of the same name wins):
+//
+//   - NAME() of a value below is NAME;
+//   - pid(curr_ns|init), tid(curr_ns|init) are pid, tid (skbtrace runs in
+//     the initial PID namespace: both modes agree there);
+//   - nsecs(monotonic) is nsecs; nsecs(boot), nsecs(tai) and nsecs(sw_tai)
+//     read those clocks (stdlib.NsecsBoot, NsecsTAI);
+//   - pcomm, pcomm() and pcomm(task) are task->group_leader->comm, the
+//     current task's where none is given.
+
+// valueBuiltins are bpftrace's builtin values that may be called with ().
+var valueBuiltins = map[string]bool{
+	"pid": true, "tid": true, "comm": true, "cpu": true, "curtask": true, "rand": true, "uid": true, "gid": true,
+	"nsecs": true, "elapsed": true, "func": true, "probe": true, "retval": true, "cgroup": true, "numaid": true,
+	"jiffies": true, "ncpus": true, "username": true, "usermode": true, "cpid": true, "has_cpid": true,
+	"probetype": true,
+}
+
+// nsecsClocks are nsecs()'s modes and the names they read.
+var nsecsClocks = map[string]string{
+	"monotonic": "nsecs", "boot": "__nsecs_boot", "tai": "__nsecs_tai", "sw_tai": "__nsecs_tai",
+}
+
+// callBuiltins rewrites the script's calls of builtin values.
+func callBuiltins(s *Script, d *Diagnostics) {
+	for _, p := range s.Probes {
+		rewriteExprsOf(p, func(e Expr) Expr { return builtinCall(e, d) })
+	}
+}
+
+func builtinCall(e Expr, d *Diagnostics) Expr {
+	if id, ok := e.(*Ident); ok && id.Name == "pcomm" {
+		return groupLeaderComm(id.At, &Ident{At: id.At, Name: "curtask"})
+	}
+	c, ok := e.(*CallExpr)
+	if !ok {
+		return e
+	}
+	mode := ""
+	if len(c.Args) == 1 {
+		if id, ok := Unparen(c.Args[0]).(*Ident); ok {
+			mode = id.Name
+		}
+	}
+	switch {
+	case c.Name == "pcomm" && len(c.Args) <= 1:
+		task := Expr(&Ident{At: c.At, Name: "curtask"})
+		if len(c.Args) == 1 {
+			task = c.Args[0]
+		}
+		return groupLeaderComm(c.At, task)
+	case c.Name == "nsecs" && len(c.Args) == 1:
+		name, ok := nsecsClocks[mode]
+		if !ok {
+			d.Add(c.Args[0].Span(), "the clocks are monotonic, boot, tai and sw_tai", "unknown clock for nsecs()")
+			return e
+		}
+		return &Ident{At: c.At, Name: name}
+	case (c.Name == "pid" || c.Name == "tid") && len(c.Args) == 1:
+		if mode != "curr_ns" && mode != "init" {
+			d.Add(c.Args[0].Span(), "write "+c.Name+"(curr_ns) or "+c.Name+"(init)", "unknown PID namespace for %s()", c.Name)
+			return e
+		}
+		return &Ident{At: c.At, Name: c.Name}
+	case valueBuiltins[c.Name] && len(c.Args) == 0:
+		return &Ident{At: c.At, Name: c.Name}
+	}
+	return e
+}
+
+// groupLeaderComm is task->group_leader->comm: bpftrace's pcomm.
+func groupLeaderComm(at Span, task Expr) Expr {
+	leader := &FieldExpr{At: at, X: task, Name: "group_leader", NameSpan: at, Arrow: true}
+	return &FieldExpr{At: at, X: leader, Name: "comm", NameSpan: at, Arrow: true}
+}

@@ -1,0 +1,23 @@
+package lang
+
+import "testing"
+
+// TestBuiltinCalls checks builtin values called as functions.
+func TestBuiltinCalls(t *testing.T) {
+	cases := []struct{ sugar, plain string }{
+		{`begin { $x = pid() + tid(init) + pid(curr_ns) }`, `begin { $x = pid + tid + pid }`},
+		{`begin { $x = nsecs(boot) + nsecs(monotonic) + nsecs(tai) + nsecs(sw_tai) + nsecs() }`, `begin { $x = __nsecs_boot + nsecs + __nsecs_tai + __nsecs_tai + nsecs }`},
+		{`begin { print(pcomm); print(pcomm()) }`, `begin { print(curtask->group_leader->comm); print(curtask->group_leader->comm) }`},
+		{`macro pid() { 7 } begin { $x = pid() }`, `begin { $x = 7 }`},
+	}
+	for _, c := range cases {
+		if got, want := treeShape(t, c.sugar), treeShape(t, c.plain); got != want {
+			t.Errorf("%s:\n%s\nwant (%s):\n%s", c.sugar, got, c.plain, want)
+		}
+	}
+	for _, bad := range []string{`begin { $x = nsecs(bogus) }`, `begin { $x = pid(other) }`} {
+		if _, err := Parse(&Source{Name: "t.bt", Text: bad}); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}
