@@ -3,6 +3,7 @@ package check
 import (
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/lang/types"
+	"github.com/skbtrace/skbtrace/stdlib"
 )
 
 func (c *checker) block(b *lang.Block) {
@@ -46,7 +47,7 @@ func (c *checker) stmt(s lang.Stmt) {
 		if len(c.loops) > 0 {
 			c.callbackUse(call)
 		}
-		if f := c.info.Calls[call]; f != nil && !f.Stmt && f.Agg == 0 && t.Kind != types.Invalid {
+		if f := c.info.Calls[call]; f != nil && !f.Stmt && f.Agg == 0 && t.Kind != types.Invalid && !stdlib.ValueOptional[f.Name] {
 			c.errorf(call, "use it in print(), printf() or a map", "the value of %s() is not used", call.Name)
 		}
 		c.info.Types[call] = t

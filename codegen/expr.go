@@ -220,6 +220,8 @@ func (g *gen) expr(e lang.Expr) error {
 			return g.context(&lang.Ident{At: e.At, Name: "kstack"}, stdlib.LookupField("kstack"))
 		case "macaddr":
 			return g.macaddr(e)
+		case "delete", "has_key":
+			return g.elemCall(e)
 		case "strncmp":
 			return g.strncmp(e)
 		}

@@ -40,6 +40,9 @@ begin { $a = 10; @b = 5; inc($a, @b); $x = 100; @r = add_one($a) * 1000 + @b * 1
 		// Builtins: called with (), clocks, cgroup, numaid, jiffies, pcomm.
 		{"builtin calls", `begin { @r = pid() == pid && tid(init) == tid && comm() == comm && pcomm == comm }`, 1},
 		{"clocks", `begin { $m = nsecs(monotonic); @r = nsecs(boot) + 1000000000 > $m && nsecs(tai) > $m && jiffies > 0 && cgroup > 0 && numaid >= 0 && ncpus > 0 }`, 1},
+		// has_key and delete's value: whether the element was there.
+		{"has_key", `begin { @b[1, 2] = 3; @r = has_key(@b, (1, 2)) * 10 + has_key(@b, (1, 3)) }`, 10},
+		{"delete returns whether it deleted", `begin { @a[1] = 1; $d = delete(@a, 1); $e = delete(@a, 1); @r = $d * 10 + $e + has_key(@a, 1) * 100 }`, 10},
 		// Integers through pointers: *p, p[i], p + n (n elements on).
 		{"pointer arithmetic", `begin { $p = (uint8 *)curtask; $q = (int32 *)$p; @r = *($q + 1) == $q[1] && *($p + 5) == $p[5] && (uint64)($q + 2) - (uint64)$q == 8 }`, 1},
 	}

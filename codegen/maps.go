@@ -656,3 +656,32 @@ func (g *gen) deleteElem(m *lang.MapExpr) error {
 	)
 	return nil
 }
+
+// elemCall pushes delete()'s or has_key()'s value: whether the element
+// was there (and, for delete, is no longer).
+func (g *gen) elemCall(c *lang.CallExpr) error {
+	m, ok := c.Args[0].(*lang.MapExpr)
+	if !ok {
+		return unsupported(c, c.Name+"() of this argument")
+	}
+	if c.Name == "delete" {
+		if err := g.deleteElem(m); err != nil {
+			return err
+		}
+		// bpf_map_delete_elem returns 0 where it deleted.
+		yes, done := g.label("deleted"), g.label("delete")
+		g.emit(asm.JEq.Imm(asm.R0, 0, yes), asm.Mov.Imm(asm.R0, 0), asm.Ja.Label(done),
+			asm.Mov.Imm(asm.R0, 1).WithSymbol(yes))
+		g.mark(done)
+		return g.vs.push(asm.R0)
+	}
+	spec, key, err := g.elemKey(m)
+	if err != nil {
+		return err
+	}
+	g.lookup(spec.Name, key)
+	none := g.label("nokey")
+	g.emit(asm.JEq.Imm(asm.R0, 0, none), asm.Mov.Imm(asm.R0, 1))
+	g.mark(none)
+	return g.vs.push(asm.R0)
+}

@@ -135,7 +135,7 @@ func (l *lowerer) let(sp Span, g *gLet) Stmt {
 // delete(@m[key]) it means: the element is a map expression spanning
 // `@m, key`, so the checker and code generator see one form.
 func deleteKeyArg(c *CallExpr) *CallExpr {
-	if c.Name != "delete" || len(c.Args) != 2 {
+	if c.Name != "delete" && c.Name != "has_key" || len(c.Args) != 2 {
 		return c
 	}
 	m, ok := c.Args[0].(*MapExpr)

@@ -124,7 +124,8 @@ var Funcs = []*Func{
 	agg("stats", types.AggStats, 1, "stats(value)", "count, average and total"),
 	agg("hist", types.AggHist, 1, "hist(value)", "power-of-two histogram"),
 	lhist,
-	mapArg("delete", true),
+	elemFunc("delete", "deletes a map element; true where there was one to delete"),
+	elemFunc("has_key", "whether a map has an element of the key"),
 	mapArg("clear", false),
 	mapArg("zero", false),
 	{Name: "exit", Sig: "exit()", Doc: "ends tracing", Stmt: true, Infer: func(c Call) types.Type {
@@ -303,19 +304,25 @@ var Funcs = []*Func{
 		}
 		return types.Bad
 	}},
-	{Name: "rule", Sig: "rule((reason=reason, netns=netns, dev=dev, hook=hook, table=table, chain=chain, pkt=pkt))", Doc: "prints the rule or action that dropped a packet, named in user space (runtime/rules): the nftables rule (with --nftrace), the iptables-legacy rule, the tc action; its text, comment and the object it names; empty for other reasons", Infer: func(c Call) types.Type {
-		const sig = "rule((reason=reason, netns=netns, dev=dev, hook=hook, table=table, chain=chain, pkt=pkt))"
-		if !arity(c, sig, 1, 1) {
+	{Name: "rule", Sig: "rule(reason, netns, dev, l4proto, saddr, sport, daddr, dport)", Doc: "prints the rule or action that dropped a packet, named in user space (runtime/rules): the nftables rule (with --nftrace), the iptables-legacy rule, the tc action; its text, comment and the object it names, or why it cannot tell; nothing for the reasons no rule gives", Infer: func(c Call) types.Type {
+		const sig = "rule(reason, netns, dev, l4proto, saddr, sport, daddr, dport)"
+		if !arity(c, sig, len(RuleArgs), len(RuleArgs)) {
 			return types.Bad
 		}
-		t := c.Arg(0)
-		if t.Kind == types.Invalid {
-			return types.Bad
+		elems := make([]types.Type, len(RuleArgs))
+		for i := range RuleArgs {
+			elems[i] = c.Arg(i)
+			if elems[i].Kind == types.Invalid {
+				return types.Bad
+			}
 		}
-		if !t.IsRecord() || !slices.Contains(t.Tuple.Names, "pkt") || !slices.Contains(t.Tuple.Names, "reason") {
-			c.Errorf(0, "e.g. "+sig, "rule needs a record with at least reason and pkt, got %s", t)
-			return types.Bad
+		for _, i := range []int{4, 6} {
+			if elems[i].Kind != types.Addr {
+				c.Errorf(i, "e.g. "+sig, "rule's %s is an address; got %s", RuleArgs[i], elems[i])
+				return types.Bad
+			}
 		}
+		t := types.NewTuple(elems, RuleArgs)
 		t.Fmt = types.FmtRule
 		return t
 	}},
@@ -395,3 +402,7 @@ func FuncNames() []string {
 	sort.Strings(n)
 	return n
 }
+
+// RuleArgs name rule()'s arguments, in order: its value is a record of
+// them, which user space reads by these names.
+var RuleArgs = []string{"reason", "netns", "dev", "l4proto", "saddr", "sport", "daddr", "dport"}
