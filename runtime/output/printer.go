@@ -256,6 +256,8 @@ func (p *Printer) record(b []byte) error {
 			return fmt.Errorf("capture() needs -w FILE")
 		}
 		return p.pcap.frame(b, p.where(ev, b))
+	case codegen.EventBlock:
+		return p.printfBlock(ev, b)
 	case codegen.EventPrintf:
 		p.scratch = p.printf(p.scratch[:0], ev, b)
 		p.buf = p.f.Line(p.buf, lineKind(ev), p.scratch)
