@@ -74,7 +74,7 @@ type child struct {
 	cmd     *exec.Cmd
 	stdout  *os.File // read end of the child's stdout
 	stderr  syncbuf.Buffer
-	tracing chan struct{} // closed when "tracing N probes" is on stderr
+	tracing chan struct{} // closed when "tracing N probes" (or "Attached N probes") is on stderr
 	exited  chan struct{}
 	out     bytes.Buffer // what was read from stdout
 }
@@ -106,7 +106,8 @@ func startChild(t *testing.T, shell string, args ...string) *child {
 		once := sync.Once{}
 		for sc.Scan() {
 			fmt.Fprintln(&c.stderr, sc.Text())
-			if strings.Contains(sc.Text(), "skbtrace: tracing ") {
+			// skbtrace's line, or bpftrace's for a bpftrace program.
+			if strings.Contains(sc.Text(), "skbtrace: tracing ") || strings.HasPrefix(sc.Text(), "Attached ") {
 				once.Do(func() { close(c.tracing) })
 			}
 		}

@@ -66,6 +66,8 @@ type options struct {
 	criSocket string
 	// quiet is -q: no "Attached N probes" (nor skbtrace's tracing line).
 	quiet bool
+	// bt are bpftrace's flags (btflags.go).
+	bt btOptions
 }
 
 func main() {
@@ -115,7 +117,8 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.criSocket, "cri-socket", "", "the container runtime's CRI `SOCKET` for pod names (default: $CONTAINER_RUNTIME_ENDPOINT, then containerd's, CRI-O's and k3s' usual sockets)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "keep messages quiet: no \"Attached N probes\" line")
 	fs.BoolVar(&o.tools, "tools", false, "list the bundled tools")
-	fs.BoolVar(&o.version, "version", false, "print the version")
+	fs.BoolVarP(&o.version, "version", "V", false, "print the version")
+	addBpftraceFlags(fs, &o.bt)
 	fs.Usage = func() {}
 	fs.SetInterspersed(false)
 	if err := fs.Parse(argv); err != nil {
@@ -130,6 +133,12 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	if o.version {
 		fmt.Fprintf(stdout, "skbtrace %s\n", version)
 		return 0
+	}
+	if o.bt.info {
+		return printInfo(stdout)
+	}
+	if err := o.bt.check(); err != nil {
+		return report(stderr, err)
 	}
 	if o.format != "text" && o.format != "json" {
 		fmt.Fprintf(stderr, "skbtrace: -f takes text or json, not %q\n", o.format)
@@ -207,7 +216,7 @@ flags:
 // positional parameters.
 func (o options) config(params []string, stderr io.Writer) pipeline.Config {
 	return pipeline.Config{BTFFile: o.btfFile, Params: params, Backend: o.backend, Events: o.events, BufferSize: o.bufSize,
-		Filter: o.filter, Capture: o.write != "", Snaplen: o.snaplen, Verbose: o.verbose, Warn: warner(stderr), Scope: !o.scope.Empty()}
+		Filter: o.filter, Capture: o.write != "", Snaplen: o.snaplen, Verbose: o.verbose, Warn: o.warner(stderr), Scope: !o.scope.Empty()}
 }
 
 // warner says the pipeline's lines on stderr.

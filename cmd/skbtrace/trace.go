@@ -27,6 +27,10 @@ func compileAndRun(o options, src *lang.Source, stdout, stderr io.Writer) int {
 	err := plan.Parse(src)
 	var kinds []lang.ProbeKind
 	if err == nil {
+		// bpftrace's -p, --probe-filter and BPFTRACE_* (btflags.go).
+		plan.Script, err = o.bt.rewrite(envConfig(plan.Script))
+	}
+	if err == nil {
 		kinds = probeKinds(plan.Script)
 		err = plan.Check()
 	}
@@ -36,6 +40,9 @@ func compileAndRun(o options, src *lang.Source, stdout, stderr io.Writer) int {
 	kind := outputFor(o, kinds, plan.Script, plan.Info)
 	if o.dump {
 		return dump(plan, stdout, stderr)
+	}
+	if o.bt.dryRun {
+		return dryRun(plan, stderr)
 	}
 	return trace(o, kind, plan, resumeGCLater(resumeGC), stdout, stderr)
 }
@@ -150,10 +157,9 @@ func trace(o options, kind outputKind, plan *pipeline.Plan, attached func(), std
 			sopts.Scope = pipeline.Scope(res, o.scope)
 		}
 	}
-	if kind.bpftrace && !o.quiet {
-		// Before the begin probes run, as bpftrace prints it.
-		n := plan.Probes(nil) - synthesized(plan.Script)
-		io.WriteString(map[bool]io.Writer{true: w, false: stderr}[o.format == "json"], output.AttachedLine(o.format == "json", n))
+	if kind.bpftrace && !o.quiet && o.format == "json" {
+		// The first object, before begin's output, as bpftrace prints it.
+		io.WriteString(w, output.AttachedLine(true, plan.Probes(nil)-synthesized(plan.Script)))
 	}
 	// rule()'s namer, with --nftrace its trace tables (rules.go).
 	namer, err := startRules(o, plan.Output, stderr)
@@ -183,17 +189,27 @@ func trace(o options, kind outputKind, plan *pipeline.Plan, attached func(), std
 	if !o.scope.Empty() && sess.Scoped() == 0 {
 		fmt.Fprintf(stderr, "skbtrace: no network namespace matches %s yet: its packets are traced from the first, once one does\n", describeScope(o.scope))
 	}
-	if !o.quiet && !kind.bpftrace {
+	switch {
+	case o.quiet, kind.bpftrace && o.format == "json":
+	case kind.bpftrace:
+		// Once attached, as bpftrace 0.26 says it (on stderr).
+		io.WriteString(stderr, output.AttachedLine(false, n-synthesized(plan.Script)))
+	default:
 		fmt.Fprintf(stderr, "skbtrace: tracing %d %s; Ctrl-C to end\n", n, plural(n, "probe"))
 	}
 	if os.Getenv(notifyAttachedEnv) != "" {
 		// bpftrace's runtime tests start what runs beside a program on it.
 		fmt.Fprintln(stdout, notifyAttachedEnv)
 	}
-	// exit() in the script ends tracing like Ctrl-C.
+	o.bt.notes(stderr)
+	// exit() in the script ends tracing like Ctrl-C; so does the end of
+	// -p's process.
+	pidExited := o.bt.pidExited()
 	go func() {
 		select {
 		case <-sess.Exited():
+			stop()
+		case <-pidExited:
 			stop()
 		case <-ctx.Done():
 		}
