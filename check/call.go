@@ -77,7 +77,12 @@ func (c *checker) call(e *lang.CallExpr, asStmt, asMapValue bool) types.Type {
 	}
 	cc := &callCtx{c: c, e: e}
 	for i, a := range e.Args {
-		cc.types = append(cc.types, c.argType(f, i, a))
+		t := c.argType(f, i, a)
+		if e.Name == "str" && i == 0 && t.Kind != types.Invalid {
+			// str($1) is the parameter's text, a number's too.
+			t = c.paramAsString(a, t)
+		}
+		cc.types = append(cc.types, t)
 	}
 	// A misused call's arguments are checked, but it gets no type for
 	// later errors to cascade from.

@@ -103,3 +103,23 @@ func TestMapDecls(t *testing.T) {
 		}
 	}
 }
+
+// TestSizeofTuple checks sizeof of a tuple: its elements laid out as a C
+// struct's.
+func TestSizeofTuple(t *testing.T) {
+	info, err := checkText(t, `begin { @a = sizeof(((uint8)1, (uint64)2)); @b = sizeof(((uint32)1, (uint32)2)); @c = sizeof(("abc", (uint8)1)) }`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[uint64]bool{}
+	for e, k := range info.Consts {
+		if _, ok := e.(*lang.TypeOfExpr); ok {
+			got[k.Int] = true
+		}
+	}
+	for _, want := range []uint64{16, 8, 5} {
+		if !got[want] {
+			t.Errorf("no sizeof of %d: %v", want, got)
+		}
+	}
+}

@@ -46,6 +46,9 @@ func (c *checker) typeOfOperand(e *lang.TypeOfExpr) (uint64, btf.Type, bool) {
 			return uint64(n), t.BTF, true
 		case t.Kind == types.Ptr:
 			return 8, t.BTF, true
+		case t.Kind == types.Tuple:
+			size, _ := tupleLayout(t)
+			return size, nil, true
 		}
 		return uint64(t.Size), nil, true
 	}
@@ -146,4 +149,25 @@ func (c *checker) typeOfExpr(x lang.Expr) types.Type {
 		c.info.Types[x] = t
 	}
 	return t
+}
+
+// tupleLayout is a tuple's size and alignment as bpftrace lays it out: a
+// C struct of its elements, each at its alignment (an integer its size,
+// a string 1), the size rounded up to the largest.
+func tupleLayout(t types.Type) (size, align uint64) {
+	switch t.Kind {
+	case types.Tuple:
+		align = 1
+		for _, el := range t.Tuple.Elems {
+			s, a := tupleLayout(el)
+			size = (size + a - 1) / a * a
+			size += s
+			align = max(align, a)
+		}
+		return (size + align - 1) / align * align, align
+	case types.Int, types.Ptr:
+		n := uint64(max(t.Size, 1))
+		return n, n
+	}
+	return uint64(t.Size), 1
 }

@@ -37,3 +37,15 @@ func TestProbeParams(t *testing.T) {
 		})
 	}
 }
+
+// TestBeginFromParams checks a begin probe whose name a parameter
+// completes: BEG$1 with IN is BEGIN.
+func TestBeginFromParams(t *testing.T) {
+	s, err := lang.Parse(&lang.Source{Name: "t.bt", Text: "BEG$1 { exit() }", Params: []string{"IN"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := s.Probes[0].Specs[0].Kind; k != lang.ProbeBegin {
+		t.Errorf("BEG$1 with IN is %q, want BEGIN", k)
+	}
+}

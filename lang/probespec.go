@@ -61,6 +61,12 @@ func (l *lowerer) spec(g *gSpec) *ProbeSpec {
 		return s
 	}
 	s.Text = text
+	switch text {
+	case "BEGIN", "END", "begin", "end":
+		// Built of parameters: BEG$1 with IN.
+		s.Kind = ProbeKind(strings.ToUpper(text))
+		return s
+	}
 	kind, rest, found := strings.Cut(text, ":")
 	k, ok := probeAliases[kind]
 	full := kind
