@@ -347,6 +347,8 @@ type gen struct {
 	labels int
 	// scratch is the slot probe reads land in (0 until allocated).
 	scratch int16
+	// pb is the probe's printf block, if it has one (printfblock.go).
+	pb *printfBlock
 	// skbArg is the skb's argument position in skb: programs, else -1.
 	skbArg int
 	// target is the tracepoint an skb: probe falls back to, if any.
@@ -564,9 +566,13 @@ func compileProbeWith(give int, info *check.Info, ms *mapSet, out *Output, p *la
 		// after it, so the statements before are walked once.
 		g.nfAt = g.nfPlace(p.Body.Stmts)
 	}
+	if err := g.startBlock(p.Body); err != nil {
+		return nil, err
+	}
 	if err := g.block(p.Body); err != nil {
 		return nil, err
 	}
+	g.endBlock()
 	g.emit(
 		asm.Mov.Imm(asm.R0, 0).WithSymbol(exitLabel),
 		asm.Return(),

@@ -59,6 +59,7 @@ const (
 	EventCapture  // capture(): a packet for the -w file
 	EventJoin     // join(): strings the runtime joins and prints (join.go)
 	EventCat      // cat(): a file the runtime prints, named as printf formats
+	EventBlock    // a probe's printf records, sent together (printfblock.go)
 )
 
 // Event describes the records one printf or print call writes. A record is
@@ -93,6 +94,9 @@ type Event struct {
 	// MaxBytes is how much of an EventCat's file is printed at most
 	// (config max_cat_bytes).
 	MaxBytes int
+	// Slots are an EventBlock's printf records' offsets in it: each is
+	// a printf's record, or BlockAbsent in its first word.
+	Slots []int
 }
 
 // EventArg is one value in a record.
@@ -205,7 +209,9 @@ func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
 			return err
 		}
 	}
-	g.submit(rec, ev.Size)
+	if !g.putBlock(c, rec, ev.Size) {
+		g.submit(rec, ev.Size)
+	}
 	g.out.Events = append(g.out.Events, ev)
 	return nil
 }

@@ -88,8 +88,14 @@ func (g *gen) into(e lang.Expr, at int16, size int) error {
 		return g.intoType(x, at, t)
 	case *lang.CallExpr:
 		if x.Name == "rule" {
-			// Only the printing differs: user space names the rule.
-			return g.intoType(x.Args[0], at, t)
+			// A record of the arguments; user space names the rule.
+			parts := TupleLayout(t)
+			for i, a := range x.Args {
+				if err := g.into(a, at+int16(parts[i].Offset), parts[i].Size); err != nil {
+					return err
+				}
+			}
+			return nil
 		}
 	}
 	switch t.Kind {

@@ -64,7 +64,7 @@ const (
 	FmtContainer     // a network namespace's inode, printed as the names of the containers in it (container)
 	FmtPid           // a process id, printed as the number and the pod or container it runs in: 4242 (default/web-0)
 	FmtDev           // a String: an interface's name, and the pod or container behind it where it is a host-side veth: veth3058d24e (default/web-0)
-	FmtRule          // a record of a drop (reason, netns, dev, hook, table, chain, pkt) printed as the rule or action that dropped it, named in user space (runtime/rules): rule()
+	FmtRule          // a record of a drop (reason, netns, dev, l4proto, saddr, sport, daddr, dport) printed as the rule or action that dropped it, named in user space (runtime/rules): rule()
 )
 
 // Named reports whether values of this format are names user space

@@ -16,11 +16,9 @@ import (
 // said (the hook, table and base chain) alone.
 func (f *Values) SetRules(n *rules.Namer) { f.rules = n }
 
-
 // appendRule appends rule()'s lines for a drop, each starting "  " and
 // ending in a newline, as whydrop prints them:
 //
-//	rule   hook input, table filter, chain INPUT         (the kernel's structures, for NETFILTER_DROP)
 //	nft    table inet web, chain deny, handle 4: udp dport 7777 counter packets 1 bytes 29 drop comment "no" # handle 4
 //	ipt    table filter, chain INPUT, rule 2: -A INPUT -p udp -m udp --dport 7777 -m comment --comment no -j DROP
 //	tc     dev v2 ingress (clsact), filter protocol ip pref 10 u32 chain 0 handle 800::800, action order 1: mirred (egress redirect to device x) stolen
@@ -29,16 +27,7 @@ func (f *Values) SetRules(n *rules.Namer) { f.rules = n }
 //
 // Nothing for a reason that no rule or action gives.
 func (f *Values) appendRule(dst []byte, t types.Type, raw []byte) []byte {
-	d, nf := f.ruleDrop(t, raw)
-	if nf {
-		dst = append(dst, "  rule   hook "...)
-		dst = append(dst, d.Hook...)
-		dst = append(dst, ", table "...)
-		dst = append(dst, d.Table...)
-		dst = append(dst, ", chain "...)
-		dst = append(dst, d.Chain...)
-		dst = append(dst, '\n')
-	}
+	d := f.ruleDrop(t, raw)
 	if f.rules == nil {
 		return dst
 	}
@@ -100,30 +89,31 @@ func (f *Values) appendRule(dst []byte, t types.Type, raw []byte) []byte {
 	return dst
 }
 
-// ruleDrop reads rule()'s record: its elements by name, the packet from
-// its network header. nf is whether netfilter dropped it (the rule line
-// of the kernel's structures is printed).
-func (f *Values) ruleDrop(t types.Type, raw []byte) (d rules.Drop, nf bool) {
+// ruleDrop reads rule()'s record: its elements by name.
+func (f *Values) ruleDrop(t types.Type, raw []byte) (d rules.Drop) {
 	for i, p := range codegen.TupleLayout(t) {
 		b := raw[p.Offset : p.Offset+p.Size]
+		v := binary.LittleEndian.Uint64(b)
 		switch t.Tuple.Names[i] {
 		case "reason":
 			d.Reason = f.value(p.Type, b)
 		case "netns":
-			d.Netns = binary.LittleEndian.Uint64(b) & 0xffffffff
+			d.Netns = v & 0xffffffff
 		case "dev":
 			d.Dev = cString(b)
-		case "hook":
-			d.Hook = f.value(p.Type, b)
-		case "table":
-			d.Table = cString(b)
-		case "chain":
-			d.Chain = cString(b)
-		case "pkt":
-			d.L3 = packetL3(b)
+		case "l4proto":
+			d.L4 = uint8(v)
+		case "saddr":
+			d.Saddr, _ = addrOf(b)
+		case "daddr":
+			d.Daddr, _ = addrOf(b)
+		case "sport":
+			d.Sport = uint16(v)
+		case "dport":
+			d.Dport = uint16(v)
 		}
 	}
-	return d, d.Reason == "NETFILTER_DROP"
+	return d
 }
 
 func cString(b []byte) string {
@@ -131,29 +121,4 @@ func cString(b []byte) string {
 		b = b[:i]
 	}
 	return strings.Clone(string(b))
-}
-
-// packetL3 is a pkt value's packet from its IP header (VLAN tags
-// skipped); nil where it is no IP packet.
-func packetL3(raw []byte) []byte {
-	if len(raw) < codegen.PacketData {
-		return nil
-	}
-	le := binary.LittleEndian
-	n := min(int(le.Uint32(raw[codegen.PacketLen:])), codegen.PacketBytes, len(raw)-codegen.PacketData)
-	b := raw[codegen.PacketData : codegen.PacketData+n]
-	if len(b) < 14 {
-		return nil
-	}
-	typ, off := binary.BigEndian.Uint16(b[12:]), 14
-	if synth := le.Uint32(raw[codegen.PacketSynth:]); synth != 0 {
-		typ = uint16(synth)
-	}
-	for (typ == 0x8100 || typ == 0x88a8) && off+4 <= len(b) {
-		typ, off = binary.BigEndian.Uint16(b[off+2:]), off+4
-	}
-	if typ != 0x0800 && typ != 0x86dd {
-		return nil
-	}
-	return b[off:]
 }

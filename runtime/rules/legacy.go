@@ -148,10 +148,10 @@ func (l *legacy) start(netns uint64, nsPath string, v6 bool) bool {
 }
 
 // name credits the drops counted since the last read and names the one
-// rule of table with credit, if exactly one has; it returns the rules
-// with credit otherwise (none: not an iptables-legacy drop, or one read
-// before).
-func (l *legacy) name(netns uint64, nsPath string, v6 bool, table string) (legacyRule, int, bool, error) {
+// rule with credit, if exactly one has; it returns how many have credit
+// otherwise (none: not an iptables-legacy drop, or one read before), and
+// whether the namespace has iptables-legacy rules at all.
+func (l *legacy) name(netns uint64, nsPath string, v6 bool) (legacyRule, int, bool, error) {
 	l.mu.Lock()
 	n := l.nets[legacyKey{netns, v6}]
 	l.mu.Unlock()
@@ -177,9 +177,7 @@ func (l *legacy) name(netns uint64, nsPath string, v6 bool, table string) (legac
 			delete(n.credits, k)
 			continue
 		}
-		if rules[k].table == table || table == "" || table == "?" {
-			hit = append(hit, k)
-		}
+		hit = append(hit, k)
 	}
 	if len(hit) != 1 {
 		return legacyRule{}, len(hit), true, nil

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"strconv"
 	"sync"
@@ -21,13 +22,12 @@ type Options struct {
 
 // Drop is what the kernel said of a dropped packet at kfree_skb.
 type Drop struct {
-	Reason string // the drop reason's name: NETFILTER_DROP, TC_INGRESS, TC_EGRESS
-	Netns  uint64 // the packet's network namespace (inode)
-	Dev    string // the device the packet was on
-	Hook   string // netfilter's hook, table and chain found in the kernel's structures at the drop
-	Table  string
-	Chain  string
-	L3     []byte // the packet from its network header on
+	Reason       string // the drop reason's name: NETFILTER_DROP, TC_INGRESS, TC_EGRESS
+	Netns        uint64 // the packet's network namespace (inode)
+	Dev          string // the device the packet was on
+	L4           uint8  // its transport protocol
+	Saddr, Daddr netip.Addr
+	Sport, Dport uint16
 }
 
 // Verdict names what dropped a packet. Kind is "" where nothing is named;
@@ -159,13 +159,13 @@ func (n *Namer) Name(d Drop) Verdict {
 
 func (n *Namer) netfilter(d Drop) Verdict {
 	if n.nft != nil {
-		if t, tn, ok := n.nft.take(d.Netns, d.L3); ok {
+		if t, tn, ok := n.nft.take(d); ok {
 			return n.nftVerdict(t, tn.path)
 		}
 	}
 	path, ok := n.path(d.Netns)
-	if ok && len(d.L3) > 0 {
-		r, count, has, err := n.legacy.name(d.Netns, path, d.L3[0]>>4 == 6, d.Table)
+	if ok && d.Saddr.IsValid() {
+		r, count, has, err := n.legacy.name(d.Netns, path, !d.Saddr.Unmap().Is4())
 		switch {
 		case err != nil:
 			n.warn("iptables-legacy's counters: " + err.Error())
@@ -230,5 +230,7 @@ func (n *Namer) tcAction(d Drop) Verdict {
 	case count > 1:
 		return Verdict{Note: fmt.Sprintf("tc: %d actions' drop counters on dev %s %s rose since the last drop, which of them dropped this one cannot be told", count, d.Dev, hook)}
 	}
-	return Verdict{Note: fmt.Sprintf("no classic tc action on dev %s %s counted this drop (a BPF program's verdict is named by its program)", d.Dev, hook)}
+	// No classic action counted it: a BPF program's verdict, which the
+	// tools name by the program.
+	return Verdict{}
 }

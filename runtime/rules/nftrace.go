@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -373,40 +374,57 @@ func parseTrace(body []byte) (traceDrop, bool) {
 }
 
 // matches reports whether the trace's headers are the packet's: its
-// network header bytes, then its transport header's, from l3 (the packet
-// from its IP header).
-func (d *traceDrop) matches(l3 []byte) bool {
-	if len(d.nh) == 0 || len(l3) < len(d.nh) || string(d.nh) != string(l3[:len(d.nh)]) {
+// addresses, its transport protocol (where no IPv6 extension header hides
+// it) and, for TCP, UDP and SCTP, its ports.
+func (d *traceDrop) matches(p Drop) bool {
+	nh, th := d.nh, d.th
+	var src, dst netip.Addr
+	var proto uint8
+	switch {
+	case len(nh) >= 20 && nh[0]>>4 == 4:
+		src, dst, proto = netip.AddrFrom4([4]byte(nh[12:16])), netip.AddrFrom4([4]byte(nh[16:20])), nh[9]
+	case len(nh) >= 40 && nh[0]>>4 == 6:
+		src, dst, proto = netip.AddrFrom16([16]byte(nh[8:24])), netip.AddrFrom16([16]byte(nh[24:40])), nh[6]
+	default:
 		return false
 	}
-	thoff := len(d.nh)
-	if l3[0]>>4 == 4 {
-		thoff = int(l3[0]&0xf) * 4
+	if src != p.Saddr.Unmap() && src != p.Saddr || dst != p.Daddr.Unmap() && dst != p.Daddr {
+		return false
 	}
-	if len(d.th) == 0 || thoff != len(d.nh) || len(l3) < thoff+len(d.th) {
-		// Options or extension headers past what the trace carries:
-		// the network header alone.
+	switch proto {
+	case 0, 43, 44, 50, 51, 60, 135, 139, 140:
+		// IPv6 extension headers: the transport protocol is behind.
 		return true
 	}
-	return string(d.th) == string(l3[thoff:thoff+len(d.th)])
+	if proto != p.L4 {
+		return false
+	}
+	switch proto {
+	case 6, 17, 132, 136:
+		if len(th) < 4 {
+			return true
+		}
+		return binary.BigEndian.Uint16(th) == p.Sport && binary.BigEndian.Uint16(th[2:]) == p.Dport
+	}
+	return true
 }
 
-// take returns and forgets the drop verdict traced for this packet in the
-// namespace netns (0: any), reading the traces sent so far first: the
-// kernel sends a verdict's trace before it frees the packet, so one that
-// explains a drop already printed is waiting on the socket.
-func (t *Nftrace) take(netns uint64, l3 []byte) (traceDrop, *traceNet, bool) {
+// take returns and forgets the oldest drop verdict traced for this packet
+// in its namespace, reading the traces sent so far first: the kernel
+// sends a verdict's trace before it frees the packet, so the one that
+// explains a drop being printed is waiting on the socket.
+func (t *Nftrace) take(p Drop) (traceDrop, *traceNet, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, n := range t.nets {
 		n.drain()
 	}
 	for _, n := range t.nets {
-		if netns != 0 && n.inode != netns {
+		if n.inode != p.Netns {
 			continue
 		}
 		for i := range n.drops {
-			if n.drops[i].matches(l3) {
+			if n.drops[i].matches(p) {
 				d := n.drops[i]
 				n.drops = append(n.drops[:i], n.drops[i+1:]...)
 				return d, n, true

@@ -1,11 +1,15 @@
 package rules
 
 import (
+	"encoding/binary"
 	"fmt"
+	"net/netip"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestNftraceTable: --nftrace's table goes into the namespace with a
@@ -52,8 +56,15 @@ func TestNftraceTable(t *testing.T) {
 	if got.table != "rt_one" || got.chain != "deny" || got.handle != handle || got.policy {
 		t.Fatalf("traced drop %+v, want table rt_one chain deny handle %d", got, handle)
 	}
-	if !got.matches(got.nh) && len(got.th) == 0 {
-		t.Errorf("a trace does not match its own headers")
+	want := Drop{Netns: tr.netnsOf(b), L4: 17, Saddr: netip.MustParseAddr("10.202.1.1"), Daddr: netip.MustParseAddr("10.202.1.2"), Dport: 7001}
+	if len(got.th) >= 4 {
+		want.Sport = binary.BigEndian.Uint16(got.th)
+	}
+	if !got.matches(want) {
+		t.Errorf("the trace %+v does not match its packet %+v", got, want)
+	}
+	if want.Dport = 7002; got.matches(want) {
+		t.Errorf("the trace matches a packet to another port")
 	}
 	tr.Close()
 	if out := sh(t, "ip netns exec "+b+" nft list tables"); strings.Contains(out, mine) {
@@ -76,4 +87,13 @@ func handleOf(t *testing.T, ns, table, chain, comment string) uint64 {
 	}
 	t.Fatalf("no rule with comment %q in:\n%s", comment, out)
 	return 0
+}
+
+// netnsOf is the inode of an ip netns.
+func (t *Nftrace) netnsOf(name string) uint64 {
+	var st unix.Stat_t
+	if unix.Stat("/run/netns/"+name, &st) != nil {
+		return 0
+	}
+	return st.Ino
 }
