@@ -90,6 +90,7 @@ func (c *checker) call(e *lang.CallExpr, asStmt, asMapValue bool) types.Type {
 	if misused {
 		return types.Bad
 	}
+	c.constCall(e)
 	return t
 }
 

@@ -17,11 +17,9 @@ var unsupportedBuiltins = map[string]string{
 	"reg":         "registers are not exposed: use arg0..arg5 or args.NAME",
 	"sizeof":      "not yet: write the size as a number",
 	"offsetof":    "not yet: write the offset as a number",
-	"strcontains": "not yet: compare strings with ==, or their first bytes with strncmp(a, b, n) == 0",
 	"skboutput":   "use -w FILE to write packets (pcapng), or print()",
 	"unwatch":     "watchpoints are out of scope",
 	"sarg0":       "stack arguments are not exposed: use args.NAME",
 	"username":    "user names are out of scope: print uid",
-	"pton":        "not yet: write the address as a literal (10.0.0.1, ::1)",
 	"usdt_arg":    "USDT probes are out of scope",
 }

@@ -222,6 +222,8 @@ func (g *gen) expr(e lang.Expr) error {
 			return g.macaddr(e)
 		case "delete", "has_key":
 			return g.elemCall(e)
+		case "strcontains":
+			return g.strcontains(e)
 		case "strncmp":
 			return g.strncmp(e)
 		}

@@ -43,6 +43,10 @@ begin { $a = 10; @b = 5; inc($a, @b); $x = 100; @r = add_one($a) * 1000 + @b * 1
 		// has_key and delete's value: whether the element was there.
 		{"has_key", `begin { @b[1, 2] = 3; @r = has_key(@b, (1, 2)) * 10 + has_key(@b, (1, 3)) }`, 10},
 		{"delete returns whether it deleted", `begin { @a[1] = 1; $d = delete(@a, 1); $e = delete(@a, 1); @r = $d * 10 + $e + has_key(@a, 1) * 100 }`, 10},
+		// strcontains, strerror, signal_name, pton.
+		{"strcontains", `begin { @r = strcontains("hello world", "o w") * 100 + strcontains("hello", "lol") * 10 + strcontains("ab", "") }`, 101},
+		{"strerror and signal_name", `begin { @r = (strerror(1) == "Operation not permitted") * 10 + (signal_name(9) == "SIGKILL") }`, 11},
+		{"pton", `begin { @r = (uint32)pton("127.0.0.1") }`, 0x0100007f},
 		// Integers through pointers: *p, p[i], p + n (n elements on).
 		{"pointer arithmetic", `begin { $p = (uint8 *)curtask; $q = (int32 *)$p; @r = *($q + 1) == $q[1] && *($p + 5) == $p[5] && (uint64)($q + 2) - (uint64)$q == 8 }`, 1},
 	}

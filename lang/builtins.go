@@ -1,5 +1,10 @@
 package lang
 
+import (
+	"encoding/binary"
+	"net/netip"
+)
+
 // bpftrace 0.26 calls its builtin values as functions too: `pid` and
 // `pid()` are one (stdlib.md: "all functions or macros that don't have
 // arguments or have default arguments can be invoked with or without the
@@ -13,7 +18,11 @@ package lang
 //   - nsecs(monotonic) is nsecs; nsecs(boot), nsecs(tai) and nsecs(sw_tai)
 //     read those clocks (stdlib.NsecsBoot, NsecsTAI);
 //   - pcomm, pcomm() and pcomm(task) are task->group_leader->comm, the
-//     current task's where none is given.
+//     current task's where none is given;
+//   - pton("10.0.0.1") is the address literal 10.0.0.1 (compared with
+//     saddr and the like as one), and (uint32)pton("127.0.0.1") the
+//     integer its four bytes are in memory (0x0100007f), as bpftrace's
+//     array cast of pton's char[4] is.
 
 // valueBuiltins are bpftrace's builtin values that may be called with ().
 var valueBuiltins = map[string]bool{
@@ -36,6 +45,9 @@ func callBuiltins(s *Script, d *Diagnostics) {
 }
 
 func builtinCall(e Expr, d *Diagnostics) Expr {
+	if cast, ok := e.(*CastExpr); ok {
+		return ptonCast(cast)
+	}
 	if id, ok := e.(*Ident); ok && id.Name == "pcomm" {
 		return groupLeaderComm(id.At, &Ident{At: id.At, Name: "curtask"})
 	}
@@ -56,6 +68,8 @@ func builtinCall(e Expr, d *Diagnostics) Expr {
 			task = c.Args[0]
 		}
 		return groupLeaderComm(c.At, task)
+	case c.Name == "pton" && len(c.Args) == 1:
+		return pton(c, d)
 	case c.Name == "nsecs" && len(c.Args) == 1:
 		name, ok := nsecsClocks[mode]
 		if !ok {
@@ -79,4 +93,30 @@ func builtinCall(e Expr, d *Diagnostics) Expr {
 func groupLeaderComm(at Span, task Expr) Expr {
 	leader := &FieldExpr{At: at, X: task, Name: "group_leader", NameSpan: at, Arrow: true}
 	return &FieldExpr{At: at, X: leader, Name: "comm", NameSpan: at, Arrow: true}
+}
+
+// pton is bpftrace's pton("ADDRESS") of a string literal: the address.
+func pton(c *CallExpr, d *Diagnostics) Expr {
+	lit, ok := Unparen(c.Args[0]).(*StrLit)
+	if !ok {
+		d.Add(c.Args[0].Span(), `e.g. pton("10.0.0.1") or pton("::1")`, "pton's address must be a string literal")
+		return c
+	}
+	addr, err := netip.ParseAddr(lit.Value)
+	if err != nil || addr.Zone() != "" {
+		d.Add(lit.At, `an IPv4 address (10.0.0.1) or an IPv6 one (::1)`, "pton: %q is not an address", lit.Value)
+		return c
+	}
+	return &IPLit{At: c.At, Addr: addr}
+}
+
+// ptonCast folds (uint32)pton("a.b.c.d"): the four bytes as memory holds
+// them, read as a little-endian integer.
+func ptonCast(c *CastExpr) Expr {
+	ip, ok := c.X.(*IPLit)
+	if !ok || c.Type != "uint32" || c.Ptr != 0 || c.Array || !ip.Addr.Is4() {
+		return c
+	}
+	b := ip.Addr.As4()
+	return &IntLit{At: c.At, Value: uint64(binary.LittleEndian.Uint32(b[:]))}
 }

@@ -1,0 +1,39 @@
+package stdlib
+
+import "github.com/skbtrace/skbtrace/lang/types"
+
+// bpftrace 0.26's string and value functions (stdlib.md) beyond the ones
+// funcs.go has held since 0.2x.
+var funcs026 = []*Func{
+	{Name: "strcontains", Sig: `strcontains(haystack, "needle")`, Doc: "whether the string haystack contains needle (a string known when the script is compiled)", Infer: func(c Call) types.Type {
+		const sig = `strcontains(haystack, "needle")`
+		if !arity(c, sig, 2, 2) {
+			return types.Bool
+		}
+		if t := c.Arg(0); (t.Kind != types.String || t.Fmt == types.FmtBuf) && t.Kind != types.Invalid {
+			c.Errorf(0, `e.g. strcontains(comm, "ssh")`, "strcontains searches a string, got %s", t)
+		}
+		if _, ok := c.ConstStr(1); !ok && c.Arg(1).Kind != types.Invalid {
+			c.Errorf(1, `e.g. strcontains(comm, "ssh")`, "strcontains' needle must be a string known when the script is compiled")
+		}
+		return types.Bool
+	}},
+	constStrFunc("strerror", "strerror(errno)", "the text of an error number, as strerror(3) has it: strerror(EPERM) is \"Operation not permitted\""),
+	constStrFunc("signal_name", "signal_name(signum)", "a signal's name: signal_name(9) is \"SIGKILL\""),
+}
+
+// ConstStrLen is the size of the strings strerror and signal_name make.
+const ConstStrLen = 64
+
+// constStrFunc is a function of an integer known when the script is
+// compiled whose value is a string: the checker computes it.
+func constStrFunc(name, sig, doc string) *Func {
+	return &Func{Name: name, Sig: sig, Doc: doc, Infer: func(c Call) types.Type {
+		if arity(c, sig, 1, 1) && intArg(c, 0, name) {
+			if _, ok := c.ConstInt(0); !ok {
+				c.Errorf(0, "a constant, e.g. "+name+"(1); a value known only when the probe runs is printed as a number", "%s() of a value known only when the probe runs is not supported", name)
+			}
+		}
+		return types.Str(ConstStrLen)
+	}}
+}
