@@ -47,4 +47,3 @@ func errnoText(n int64) string {
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
 }
-
