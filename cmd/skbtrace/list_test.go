@@ -95,12 +95,13 @@ func TestListEveryKind(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "kprobe:tcp_v4_connect\n") || !strings.Contains(out, "kprobe:tcp_v4_rcv\n") || strings.Contains(out, "tcp_v6") {
 		t.Errorf("-l kprobe:tcp_v4_*: exit %d\n%s", code, out)
 	}
+	// fentry and fexit name their module, as bpftrace 0.26 lists them.
 	code, out, _ = runCLI(t, "-l", "fentry:ip_rcv*")
-	if code != 0 || !strings.Contains(out, "fentry:ip_rcv\n") || !strings.Contains(out, "fentry:ip_rcv_finish\n") {
+	if code != 0 || !strings.Contains(out, "fentry:vmlinux:ip_rcv\n") || !strings.Contains(out, "fentry:vmlinux:ip_rcv_finish\n") {
 		t.Errorf("-l fentry:ip_rcv*: exit %d\n%s", code, out)
 	}
 	code, out, _ = runCLI(t, "-lv", "fexit:tcp_v4_connect")
-	want = "fexit:tcp_v4_connect\n    struct sock * sk\n    struct sockaddr * uaddr\n    int addr_len\n    int retval\n"
+	want = "fexit:vmlinux:tcp_v4_connect\n    struct sock * sk\n    struct sockaddr * uaddr\n    int addr_len\n    int retval\n"
 	if code != 0 || out != want {
 		t.Errorf("-lv fexit:tcp_v4_connect: exit %d\n%q\nwant %q", code, out, want)
 	}

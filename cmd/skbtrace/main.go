@@ -161,7 +161,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		if args := fs.Args(); pattern == "*" && len(args) == 1 {
 			pattern = args[0]
 		}
-		if err := pipeline.List(o.config(nil, stderr), pattern, func(l string) { fmt.Fprintln(stdout, l) }); err != nil {
+		if err := listProbes(o.config(nil, stderr), pattern, stdout); err != nil {
 			return report(stderr, err)
 		}
 		return 0

@@ -17,7 +17,7 @@ import (
 // Config.Warn in between, where they belong; err says where nothing
 // matches or the listing failed (after the lines it gave).
 func List(cfg Config, pattern string, emit func(line string)) error {
-	return (&lister{Config: cfg, emit: emit}).list(pattern)
+	return (&lister{Config: cfg, emit: emit}).listPatterns(pattern)
 }
 
 // lister is a listing under way.

@@ -31,6 +31,12 @@ func (l *lister) listOther(pattern string) (err error, handled bool) {
 	if name, ok := strings.CutPrefix(pattern, "struct "); ok {
 		return l.listStructs(strings.TrimSpace(name)), true
 	}
+	if n, ok := l.listFixed(pattern); ok {
+		if n == 0 {
+			return fmt.Errorf("no probe matches %q", pattern), true
+		}
+		return nil, true
+	}
 	k, glob, ok := strings.Cut(pattern, ":")
 	kind := listKinds[k]
 	if !ok || kind == "" {
@@ -124,6 +130,18 @@ func (l *lister) listFuncs(kind, glob string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	module := ""
+	if kind == "fentry" || kind == "fexit" {
+		// bpftrace 0.26 names them fentry:MODULE:FUNCTION; the functions
+		// listed are vmlinux's (those its BTF describes).
+		module = "vmlinux:"
+		if m, g, ok := strings.Cut(glob, ":"); ok {
+			if ok, _ := path.Match(m, "vmlinux"); !ok {
+				return 0, nil
+			}
+			glob = g
+		}
+	}
 	names, err := kernel.TraceableFuncs(glob)
 	if err != nil {
 		return 0, err
@@ -139,7 +157,7 @@ func (l *lister) listFuncs(kind, glob string) (int, error) {
 			continue
 		}
 		n++
-		l.printf("%s:%s", kind, name)
+		l.printf("%s:%s%s", kind, module, name)
 		if !l.Verbose {
 			continue
 		}
