@@ -200,7 +200,7 @@ func (c *checker) printf(e *lang.CallExpr) {
 	c.expr(lit)
 	verbs, err := stdlib.ParseFormat(lit.Value)
 	if err != nil {
-		c.errorf(lit, "conversions are %d %u %x %X %o %s %p %c, %r %rx %rh (a buffer) and %%", "%s: %v", e.Name, err)
+		c.errorf(lit, "conversions are %d %u %x %X %o %s %p %c, %g %e %f (an integer as a number with a fraction), %r %rx %rh (a buffer) and %%; hh and h truncate to 8 and 16 bits", "%s: %v", e.Name, err)
 		return
 	}
 	c.info.Formats[e] = verbs

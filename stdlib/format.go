@@ -17,6 +17,22 @@ type Verb struct {
 	// %r (printable bytes as they are, others \x00), 'x' for %rx (every
 	// byte \x00), 'h' for %rh (every byte in hex, spaced: 0a fe).
 	Raw byte
+	// Length is C's length modifier as written (hh, h, l, ll, z, j, t):
+	// hh and h truncate an integer to 8 and 16 bits as C does (%hhx of
+	// 0x1234 is 34); the others leave the 64-bit value whole.
+	Length string
+}
+
+// Bits is the width an integer conversion truncates its value to: 8 for
+// hh, 16 for h, 0 (the whole 64 bits) otherwise.
+func (v Verb) Bits() int {
+	switch v.Length {
+	case "hh":
+		return 8
+	case "h":
+		return 16
+	}
+	return 0
 }
 
 // ParseFormat splits a printf format into verbs. It accepts C's flags, width
@@ -39,14 +55,16 @@ func ParseFormat(f string) ([]Verb, error) {
 			i++
 		}
 		flags := f[start:i]
+		lstart := i
 		for i < len(f) && strings.IndexByte("hlzjt", f[i]) >= 0 {
 			i++
 		}
+		length := f[lstart:i]
 		if i >= len(f) {
 			return nil, fmt.Errorf("format ends in the middle of a conversion")
 		}
 		c := f[i]
-		if strings.IndexByte("diuxXspcor", c) < 0 {
+		if strings.IndexByte("diuxXspcorgGeEf", c) < 0 {
 			return nil, fmt.Errorf("unknown conversion %%%c", c)
 		}
 		if c == 'i' {
@@ -57,7 +75,7 @@ func ParseFormat(f string) ([]Verb, error) {
 			i++
 			raw = f[i]
 		}
-		out = append(out, Verb{Text: text.String(), Conv: c, Flags: flags, Raw: raw})
+		out = append(out, Verb{Text: text.String(), Conv: c, Flags: flags, Raw: raw, Length: length})
 		text.Reset()
 	}
 	if text.Len() > 0 {

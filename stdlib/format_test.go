@@ -65,3 +65,21 @@ func TestTablesHaveNoDuplicates(t *testing.T) {
 		}
 	}
 }
+
+// TestFormatLength checks that length modifiers are kept (hh and h
+// truncate) and bpftrace's %g, %e and %f parse.
+func TestFormatLength(t *testing.T) {
+	vs, err := ParseFormat("%hhx %hd %lld %ld %g %e %5.1f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bits := []int{8, 16, 0, 0, 0, 0, 0}
+	for i, v := range vs[:len(bits)] {
+		if v.Bits() != bits[i] {
+			t.Errorf("verb %d (%s%c): %d bits, want %d", i, v.Length, v.Conv, v.Bits(), bits[i])
+		}
+	}
+	if vs[4].Conv != 'g' || vs[6].Conv != 'f' || vs[6].Flags != "5.1" {
+		t.Errorf("floating conversions: %+v", vs[4:])
+	}
+}
