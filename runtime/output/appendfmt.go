@@ -22,12 +22,14 @@ type verbFmt struct {
 	zero  bool
 	// slow says fmt formats this verb: its flags are not just -, 0, width.
 	slow bool
+	// bits is the width hh and h truncate an integer to (printflen.go).
+	bits int
 }
 
 func parseVerbs(vs []stdlib.Verb) []verbFmt {
 	out := make([]verbFmt, len(vs))
 	for i, v := range vs {
-		f := verbFmt{text: v.Text, conv: v.Conv, raw: v.Raw, flags: v.Flags}
+		f := verbFmt{text: v.Text, conv: v.Conv, raw: v.Raw, flags: v.Flags, bits: v.Bits()}
 		s := v.Flags
 		for len(s) > 0 && (s[0] == '-' || s[0] == '0') {
 			if s[0] == '-' {

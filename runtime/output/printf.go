@@ -43,8 +43,12 @@ func (p *Printer) printf(dst []byte, ev *codegen.Event, b []byte) []byte {
 			start := len(dst)
 			dst = append(dst, string(rune(raw[0]))...)
 			dst = v.pad(dst, start)
+		case 'g', 'G', 'e', 'E', 'f':
+			dst = v.appendFloat(dst, binary.LittleEndian.Uint64(raw), a.Type.Signed)
 		default:
-			dst = v.appendInt(dst, binary.LittleEndian.Uint64(raw), v.conv == 'd' && a.Type.Signed)
+			// bpftrace's %d is signed whatever the value's type; hh and h
+			// truncate as C does (printflen.go).
+			dst = v.appendInt(dst, v.truncate(binary.LittleEndian.Uint64(raw)), v.conv == 'd')
 		}
 	}
 	return dst
