@@ -15,8 +15,8 @@ func TestParseFormat(t *testing.T) {
 	}
 	want := []Verb{
 		{Text: "", Conv: 's', Flags: "-16"},
-		{Text: " ", Conv: 'u', Flags: "5"},
-		{Text: " 100% ", Conv: 'x'},
+		{Text: " ", Conv: 'u', Flags: "5", Length: "l"},
+		{Text: " 100% ", Conv: 'x', Length: "ll"},
 		{Text: "\n"},
 	}
 	if !reflect.DeepEqual(got, want) {
