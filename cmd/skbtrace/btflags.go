@@ -214,3 +214,18 @@ func dryRun(plan *pipeline.Plan, stderr io.Writer) int {
 	}
 	return 0
 }
+
+// stdinProgram is bpftrace's `bpftrace -`: the program read from standard
+// input, where no -e gives one and the first argument is "-"; it returns
+// the arguments left (the script's $1, $2...).
+func stdinProgram(o *options, args []string) ([]string, error) {
+	if o.programSet || len(args) == 0 || args[0] != "-" {
+		return args, nil
+	}
+	b, err := io.ReadAll(os.Stdin)
+	if err != nil {
+		return nil, fmt.Errorf("reading the program from stdin: %w", err)
+	}
+	o.program, o.programSet = string(b), true
+	return args[1:], nil
+}

@@ -182,7 +182,11 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	if err := o.scope.Check(); err != nil {
 		return report(stderr, err)
 	}
-	src, req, err := pipeline.ScriptFor(pipeline.Request{Program: o.program, ProgramSet: o.programSet, Args: fs.Args(),
+	args, err := stdinProgram(&o, fs.Args())
+	if err != nil {
+		return report(stderr, err)
+	}
+	src, req, err := pipeline.ScriptFor(pipeline.Request{Program: o.program, ProgramSet: o.programSet, Args: args,
 		Filter: o.filter, Timeline: o.timeline, Graph: o.graph, Capture: o.write != "", BPFHops: o.bpfHops, Scoped: !o.scope.Empty()}, warner(stderr))
 	if err != nil {
 		return report(stderr, err)
