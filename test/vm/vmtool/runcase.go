@@ -27,7 +27,8 @@ type run struct {
 }
 
 var (
-	tracingLine = regexp.MustCompile(`^skbtrace: tracing \d+ probes?; `)
+	// skbtrace's line, or bpftrace 0.26's for a bpftrace program.
+	tracingLine = regexp.MustCompile(`^(skbtrace: tracing \d+ probes?; |Attached \d+ probes?$)`)
 	// A progressive start says which functions attached first, and once
 	// the others have too.
 	partLine = regexp.MustCompile(`^skbtrace: .* attach while tracing$`)
