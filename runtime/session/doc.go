@@ -7,7 +7,11 @@
 // event records and hands them to runtime/output's Printer, reads the maps
 // for printing and for runtime/metrics, and on the way out turns the
 // programs off (stop.go) and leaves the links to a detach helper
-// (handoff.go).
+// (handoff.go), which waits while any run attaches (gate.go). Where skb:
+// probes attach to functions, auto weighs the backends by the script's cost
+// on this kernel (cost.go), fentry programs load on every CPU ahead of
+// their links, and a progressive start attaches a packet's main path first
+// and the rest while tracing (progressive.go, mainpath.go).
 //
 // It imports codegen (the compiled script, the whole contract), runtime/kernel
 // and runtime/output; never lang's AST or check.
