@@ -20,7 +20,7 @@ func (f *Values) SetRules(n *rules.Namer) { f.rules = n }
 // ending in a newline, as whydrop prints them:
 //
 //	nft    table inet web, chain deny, handle 4: udp dport 7777 counter packets 1 bytes 29 drop comment "no" # handle 4
-//	ipt    table filter, chain INPUT, rule 2: -A INPUT -p udp -m udp --dport 7777 -m comment --comment no -j DROP
+//	ipt    table filter, chain INPUT, rule 2 (iptables-legacy): -A INPUT -p udp -m udp --dport 7777 -m comment --comment no -j DROP
 //	tc     dev v2 ingress (clsact), filter protocol ip pref 10 u32 chain 0 handle 800::800, action order 1: mirred (egress redirect to device x) stolen
 //	object service default/web:http (kube-proxy)
 //	which  what could not be told, and why
@@ -50,19 +50,20 @@ func (f *Values) appendRule(dst []byte, t types.Type, raw []byte) []byte {
 				dst = append(dst, v.Text...)
 			}
 		}
-	case "iptables-legacy":
-		dst = append(dst, "  ipt    table "...)
-		dst = append(dst, v.Table...)
-		dst = append(dst, ", chain "...)
-		dst = append(dst, v.Chain...)
-		if v.Policy {
-			dst = append(dst, ", its policy: "...)
-		} else {
-			dst = append(dst, ", rule "...)
-			dst = strconv.AppendInt(dst, int64(v.Number), 10)
-			dst = append(dst, ": "...)
+		if v.IptText != "" {
+			dst = appendIpt(append(dst, '\n'), "iptables-nft", v.Table, v.Chain, v.Number, v.IptText)
 		}
-		dst = append(dst, v.Text...)
+	case "iptables-legacy":
+		if v.Policy {
+			dst = append(dst, "  ipt    table "...)
+			dst = append(dst, v.Table...)
+			dst = append(dst, ", chain "...)
+			dst = append(dst, v.Chain...)
+			dst = append(dst, ", its policy (iptables-legacy): "...)
+			dst = append(dst, v.Text...)
+		} else {
+			dst = appendIpt(dst, "iptables-legacy", v.Table, v.Chain, v.Number, v.Text)
+		}
 	case "tc":
 		dst = append(dst, "  tc     dev "...)
 		dst = append(dst, v.Dev...)
@@ -87,6 +88,21 @@ func (f *Values) appendRule(dst []byte, t types.Type, raw []byte) []byte {
 		dst = append(dst, '\n')
 	}
 	return dst
+}
+
+// appendIpt appends an iptables rule's line: table, chain, its number and
+// text, and which iptables has it.
+func appendIpt(dst []byte, which, table, chain string, number int, text string) []byte {
+	dst = append(dst, "  ipt    table "...)
+	dst = append(dst, table...)
+	dst = append(dst, ", chain "...)
+	dst = append(dst, chain...)
+	dst = append(dst, ", rule "...)
+	dst = strconv.AppendInt(dst, int64(number), 10)
+	dst = append(dst, " ("...)
+	dst = append(dst, which...)
+	dst = append(dst, "): "...)
+	return append(dst, text...)
 }
 
 // ruleDrop reads rule()'s record: its elements by name.

@@ -33,14 +33,17 @@ type Drop struct {
 // Verdict names what dropped a packet. Kind is "" where nothing is named;
 // Note then says why.
 type Verdict struct {
-	Kind    string // nftables, iptables-legacy, tc
-	Family  string // nftables: the table's family (inet, ip, ip6, ...)
-	Table   string
-	Chain   string
-	Handle  uint64 // nftables: the rule's handle (0 for a chain's policy)
-	Number  int    // iptables-legacy: the rule's number in its chain (0 for the policy)
-	Policy  bool   // the chain's policy dropped it, no rule
-	Text    string // the rule as nft -a list ruleset or iptables-legacy -S prints it; tc's filter and action
+	Kind   string // nftables, iptables-legacy, tc
+	Family string // nftables: the table's family (inet, ip, ip6, ...)
+	Table  string
+	Chain  string
+	Handle uint64 // nftables: the rule's handle (0 for a chain's policy)
+	Number int    // iptables: the rule's number in its chain (0 for the policy)
+	Policy bool   // the chain's policy dropped it, no rule
+	Text   string // the rule as nft -a list ruleset or iptables-legacy -S prints it; tc's filter and action
+	// IptText is an iptables-nft rule as iptables-nft -S prints it (its
+	// comment too, which nft does not print), Number its number.
+	IptText string
 	Comment string
 	Object  *Object
 	Dev     string // tc: the device, its hook (ingress, egress) and the qdisc that holds it
@@ -205,6 +208,12 @@ func (n *Namer) nftVerdict(t traceDrop, path string) Verdict {
 			v.Note = "the rule is gone from the ruleset"
 		}
 		v.Text, v.Comment = text, nftComment(text)
+		if ipt, num, ok := iptablesNftRule(path, fam, t.table, t.chain, t.handle); ok {
+			v.IptText, v.Number = ipt, num
+			if v.Comment == "" {
+				v.Comment = legacyComment(ipt)
+			}
+		}
 	}
 	v.Object = objectOf(t.table, t.chain, v.Comment)
 	return v

@@ -50,3 +50,50 @@ func nftComment(text string) string {
 	}
 	return b.String()
 }
+
+// iptablesNftRule is the rule with this handle as iptables-nft prints it
+// (iptables-nft -t TABLE -S CHAIN, comments and matches as iptables
+// writes them, which nft cannot print) and its number in the chain, where
+// the table is iptables-nft's: its rules in nft's order are iptables'.
+// ok is false for other tables.
+func iptablesNftRule(nsPath, family, table, chain string, handle uint64) (text string, number int, ok bool) {
+	tool := map[string]string{"ip": "iptables-nft", "ip6": "ip6tables-nft"}[family]
+	if tool == "" {
+		return "", 0, false
+	}
+	out, err := runIn(nsPath, "nft", "-a", "list", "chain", family, table, chain)
+	if err != nil {
+		return "", 0, false
+	}
+	suffix := "# handle " + strconv.FormatUint(handle, 10)
+	n := 0
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if !strings.Contains(line, "# handle ") || strings.HasPrefix(line, "chain ") || strings.HasPrefix(line, "table ") {
+			continue
+		}
+		n++
+		if strings.HasSuffix(line, suffix) {
+			number = n
+			break
+		}
+	}
+	if number == 0 {
+		return "", 0, false
+	}
+	ipt, err := runIn(nsPath, tool, "-t", table, "-S", chain)
+	if err != nil {
+		return "", 0, false
+	}
+	var rules []string
+	for _, l := range strings.Split(string(ipt), "\n") {
+		if strings.HasPrefix(l, "-A "+chain+" ") {
+			rules = append(rules, l)
+		}
+	}
+	if len(rules) != n && number > len(rules) || number > len(rules) {
+		return "", 0, false
+	}
+	return rules[number-1], number, true
+}
