@@ -64,10 +64,15 @@ func (f *Values) appendValue(dst []byte, t types.Type, raw []byte) []byte {
 		if t.Fmt == types.FmtUsym {
 			return appendUsym(dst, raw)
 		}
+		cut := truncated(t, raw)
 		if i := bytes.IndexByte(raw, 0); i >= 0 {
 			raw = raw[:i]
 		}
-		return append(dst, raw...)
+		dst = append(dst, raw...)
+		if cut {
+			dst = append(dst, strTruncTrailer...)
+		}
+		return dst
 	case types.Addr:
 		return appendAddr(dst, raw)
 	case types.Packet:
@@ -103,6 +108,23 @@ func (f *Values) appendValue(dst []byte, t types.Type, raw []byte) []byte {
 		return strconv.AppendUint(append(dst, "0x"...), v, 16)
 	}
 	return f.appendInt(dst, v, t)
+}
+
+// strTruncTrailer follows a string the read cut short, as bpftrace's
+// str_trunc_trailer does by default.
+const strTruncTrailer = ".."
+
+// truncated reports whether a string read into a str() slot (64 bytes or
+// more, of no special format) filled it: the kernel's read stops one byte
+// short, for the NUL, so a string of slot-1 bytes or more reads as
+// slot-1 bytes and a NUL at the end, where bpftrace (max_strlen bytes, no
+// NUL kept) would mark it cut.
+func truncated(t types.Type, raw []byte) bool {
+	if t.Fmt != types.FmtDec || len(raw) < 64 {
+		return false
+	}
+	i := bytes.IndexByte(raw, 0)
+	return i < 0 || i == len(raw)-1
 }
 
 // jsonValue is a value as JSON shows it: plain integers as numbers, stacks
