@@ -50,8 +50,9 @@ func (c *checker) call(e *lang.CallExpr, asStmt, asMapValue bool) types.Type {
 		misused = false
 	}
 	switch e.Name {
-	case "printf", "cat":
+	case "printf", "cat", "errorf", "warnf", "debugf":
 		c.printf(e)
+		c.diagFormat(e)
 		if misused {
 			return types.Bad
 		}

@@ -164,7 +164,7 @@ func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
 		g.out.Events = append(g.out.Events, ev)
 		return nil
 	}
-	if c.Name == "printf" || c.Name == "cat" {
+	if c.Name == "printf" || c.Name == "cat" || c.Name == "errorf" || c.Name == "warnf" || c.Name == "debugf" {
 		ev.Kind, ev.Size, ev.Verbs = EventPrintf, 8, g.info.Formats[c]
 		if c.Name == "cat" {
 			ev.Kind, ev.MaxBytes = EventCat, g.info.Config.MaxCatBytes
@@ -204,6 +204,9 @@ func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
 	} else {
 		g.emit(storeImm64(rec, int32(ev.ID)))
 	}
+	// The event takes its id now: an argument may send records of its
+	// own (a division's warning) while it is computed.
+	g.out.Events = append(g.out.Events, ev)
 	for i, a := range args {
 		if err := g.into(a, rec+int16(ev.Args[i].Offset), ev.Args[i].Size); err != nil {
 			return err
@@ -212,7 +215,6 @@ func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
 	if !g.putBlock(c, rec, ev.Size) {
 		g.submit(rec, ev.Size)
 	}
-	g.out.Events = append(g.out.Events, ev)
 	return nil
 }
 

@@ -47,6 +47,10 @@ begin { $a = 10; @b = 5; inc($a, @b); $x = 100; @r = add_one($a) * 1000 + @b * 1
 		{"strcontains", `begin { @r = strcontains("hello world", "o w") * 100 + strcontains("hello", "lol") * 10 + strcontains("ab", "") }`, 101},
 		{"strerror and signal_name", `begin { @r = (strerror(1) == "Operation not permitted") * 10 + (signal_name(9) == "SIGKILL") }`, 11},
 		{"pton", `begin { @r = (uint32)pton("127.0.0.1") }`, 0x0100007f},
+		// Division by a zero known only when the probe runs is 1, as bpftrace's.
+		{"division by zero", `begin { $z = 0; @r = 10 / $z * 10 + 7 % $z }`, 11},
+		{"assert holds", `begin { assert(1 == 1, "fine"); @r = 5 }`, 5},
+		{"assert fails and ends the probe", `begin { @r = 1; assert(1 == 2, "bad"); @r = 2 }`, 1},
 		// Integers through pointers: *p, p[i], p + n (n elements on).
 		{"pointer arithmetic", `begin { $p = (uint8 *)curtask; $q = (int32 *)$p; @r = *($q + 1) == $q[1] && *($p + 5) == $p[5] && (uint64)($q + 2) - (uint64)$q == 8 }`, 1},
 	}

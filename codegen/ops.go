@@ -90,9 +90,12 @@ func (g *gen) binary(e *lang.BinaryExpr) error {
 		// BPF_SDIV and BPF_SMOD: Linux 6.6 and later.
 		op += asm.SDiv - asm.Div
 	}
-	if imm {
+	switch {
+	case imm:
 		g.emit(op.Imm(asm.R0, int32(k)))
-	} else {
+	case e.Op == "/" || e.Op == "%":
+		return g.divide(e, op)
+	default:
 		g.emit(op.Reg(asm.R0, asm.R1))
 	}
 	return g.vs.push(asm.R0)

@@ -54,7 +54,7 @@ func (g *gen) stmt(s lang.Stmt) error {
 	case *lang.ExprStmt:
 		if c, ok := s.X.(*lang.CallExpr); ok {
 			switch c.Name {
-			case "printf", "print", "time", "cat":
+			case "printf", "print", "time", "cat", "errorf", "warnf", "debugf":
 				return g.output(s, c)
 			case "exit":
 				// bpftrace's exit() ends the action at once, as return does.

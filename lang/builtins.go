@@ -19,6 +19,9 @@ import (
 //     read those clocks (stdlib.NsecsBoot, NsecsTAI);
 //   - pcomm, pcomm() and pcomm(task) are task->group_leader->comm, the
 //     current task's where none is given;
+//   - assert(cond, msg) is if (!(cond)) { errorf("%s", msg); exit() }: the
+//     message with the call's place, and tracing ends (with status 0:
+//     exit() takes no code here);
 //   - pton("10.0.0.1") is the address literal 10.0.0.1 (compared with
 //     saddr and the like as one), and (uint32)pton("127.0.0.1") the
 //     integer its four bytes are in memory (0x0100007f), as bpftrace's
@@ -68,6 +71,8 @@ func builtinCall(e Expr, d *Diagnostics) Expr {
 			task = c.Args[0]
 		}
 		return groupLeaderComm(c.At, task)
+	case c.Name == "assert" && len(c.Args) == 2:
+		return assertCall(c)
 	case c.Name == "pton" && len(c.Args) == 1:
 		return pton(c, d)
 	case c.Name == "nsecs" && len(c.Args) == 1:
@@ -119,4 +124,16 @@ func ptonCast(c *CastExpr) Expr {
 	}
 	b := ip.Addr.As4()
 	return &IntLit{At: c.At, Value: uint64(binary.LittleEndian.Uint32(b[:]))}
+}
+
+// assertCall is assert(cond, msg): a block that ends tracing with the
+// message where cond does not hold.
+func assertCall(c *CallExpr) Expr {
+	at := c.At
+	format := &StrLit{At: at, Value: "%s"}
+	errorf := &ExprStmt{At: at, X: &CallExpr{At: at, Name: "errorf", NameSpan: c.NameSpan, Args: []Expr{format, c.Args[1]}}}
+	exit := &ExprStmt{At: at, X: &CallExpr{At: at, Name: "exit", NameSpan: c.NameSpan}}
+	not := &UnaryExpr{At: c.Args[0].Span(), Op: "!", X: &ParenExpr{At: c.Args[0].Span(), X: c.Args[0]}}
+	check := &IfStmt{At: at, Cond: not, Then: &Block{At: at, Stmts: []Stmt{errorf, exit}}}
+	return &BlockExpr{At: at, Stmts: []Stmt{check}}
 }
