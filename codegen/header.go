@@ -184,12 +184,11 @@ func (g *gen) parseIP() error {
 	}
 	g.emit(
 		asm.Ja.Label(set),
-		// IPv6: next header is byte 6; a fixed 40-byte header.
+		// IPv6: next header is byte 6, after the 40-byte header.
 		asm.LoadMem(asm.R2, asm.RFP, sl.tmp+6, asm.Byte).WithSymbol(v6),
+		asm.Mov.Imm(asm.R0, 40),
 	)
-	if l4 {
-		g.emit(asm.Mov.Imm(asm.R0, 40))
-	}
+	g.ipv6ExtHeaders(sl)
 	g.emit(
 		asm.StoreMem(asm.RFP, sl.version, asm.R1, asm.DWord).WithSymbol(set),
 		asm.StoreMem(asm.RFP, sl.proto, asm.R2, asm.DWord),
@@ -205,6 +204,58 @@ func (g *gen) parseIP() error {
 	}
 	g.mark(none)
 	return nil
+}
+
+// ipv6Exts bounds the IPv6 extension headers parseIP walks past.
+const ipv6Exts = 3
+
+// ipv6ExtHeaders walks past an IPv6 packet's extension headers (hop-by-hop
+// options, as MLD's, routing, destination options, a fragment header), up
+// to ipv6Exts of them, so that l4proto and the ports are the upper
+// protocol's, as tcpdump names it: R2 holds the next header and R0 its
+// offset from the network header, on entry and on exit; R1 is 6 on exit.
+func (g *gen) ipv6ExtHeaders(sl ipSlots) {
+	done := g.label("v6_exts")
+	// read puts the extension header's first n bytes in tmp (zeroes where
+	// the read fails: next header 0, no length) and its next header in R2.
+	read := func(label string, n int) {
+		g.emit(
+			asm.StoreMem(asm.RFP, sl.tmp+8, asm.R0, asm.DWord).WithSymbol(label),
+			zero8(sl.tmp)[0],
+			asm.LoadMem(asm.R3, asm.RFP, sl.nh, asm.DWord),
+			asm.Add.Reg(asm.R3, asm.R0),
+		)
+		g.probeRead(sl.tmp, n)
+		g.emit(
+			asm.LoadMem(asm.R0, asm.RFP, sl.tmp+8, asm.DWord),
+			asm.LoadMem(asm.R2, asm.RFP, sl.tmp, asm.Byte),
+			asm.Add.Imm(asm.R0, 8),
+		)
+	}
+	for i := 0; i < ipv6Exts; i++ {
+		ext, frag, next := g.label("v6_ext"), g.label("v6_frag"), g.label("v6_next")
+		g.emit(
+			asm.JEq.Imm(asm.R2, 0, ext),
+			asm.JEq.Imm(asm.R2, 43, ext),
+			asm.JEq.Imm(asm.R2, 60, ext),
+			asm.JEq.Imm(asm.R2, 44, frag),
+			asm.Ja.Label(done),
+		)
+		// Hop-by-hop, routing, destination options: 8 bytes and 8 more
+		// for each unit of the length (byte 1).
+		read(ext, 2)
+		g.emit(
+			asm.LoadMem(asm.R1, asm.RFP, sl.tmp+1, asm.Byte),
+			asm.LSh.Imm(asm.R1, 3),
+			asm.Add.Reg(asm.R0, asm.R1),
+			asm.Ja.Label(next),
+		)
+		// A fragment header: 8 bytes.
+		read(frag, 1)
+		g.mark(next)
+	}
+	g.mark(done)
+	g.emit(asm.Mov.Imm(asm.R1, 6))
 }
 
 // header reads an integer field of the IP or transport header; where the

@@ -291,3 +291,56 @@ func nftLineNth(t *testing.T, ns, table, chain string, number int) string {
 	t.Fatalf("no rule %d in %s %s:\n%s", number, table, chain, out)
 	return ""
 }
+
+// TestWhydropMLDNamesICMPv6: an MLD report (ICMPv6 behind a hop-by-hop
+// header) dropped where no route takes it prints its protocol as icmpv6,
+// as tcpdump names it, not 0.
+func TestWhydropMLDNamesICMPv6(t *testing.T) {
+	ns1, _, _ := vethPair(t, 37)
+	// The link coming back up sends MLD reports to ff02::16.
+	out, _ := whydropBin(t, "ip -n "+ns1+" link set v1 down; ip -n "+ns1+" link set v1 up; sleep 1.5")
+	mld := regexp.MustCompile(`(?m)^\S+ (\S+) +\[[0-9a-f:]+\]:\d+ > \[ff02::16\]:\d+ dev v[12] `)
+	m := mld.FindAllStringSubmatch(out, -1)
+	if len(m) == 0 {
+		t.Fatalf("no drop of an MLD report to ff02::16:\n%s", out)
+	}
+	for _, s := range m {
+		if s[1] != "icmpv6" {
+			t.Errorf("an MLD report's protocol printed as %q, want icmpv6:\n%s", s[1], s[0])
+		}
+	}
+}
+
+// TestWhydropBlocksWhole: drops on two CPUs at once print whole blocks,
+// never one's lines between another's: in text, every block is a header
+// line and its where and why; in JSON, each drop is one printf object.
+func TestWhydropBlocksWhole(t *testing.T) {
+	if _, err := exec.LookPath("taskset"); err != nil {
+		t.Fatalf("this test needs taskset (util-linux): %v", err)
+	}
+	ns1, _, _ := vethPair(t, 38)
+	send := func(cpu int) string {
+		return fmt.Sprintf("taskset -c %d ip netns exec %s %s", cpu, ns1, sendCommand("10.200.38.2:7150", 300, 10, 0))
+	}
+	cmd := "(" + send(0) + ") & (" + send(1) + "); wait"
+	out, _ := whydropBin(t, cmd, "-f", "json")
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if !strings.Contains(line, `"type": "printf"`) && !strings.Contains(line, `"type":"printf"`) {
+			continue
+		}
+		if !strings.Contains(line, "7150") {
+			continue
+		}
+		n++
+		if !regexp.MustCompile(`"data": ?"\S+ udp +10\.200\.38\.1:\d+ (>|\\u003e) 10\.200\.38\.2:7150 [^"]*\\n  where  [^"]*\\n  why    [^"]*\\n[^"]*"`).MatchString(line) {
+			t.Fatalf("a drop's object is not its whole block: %s", line)
+		}
+		if strings.Count(line, "10.200.38.2:7150 dev") != 1 {
+			t.Fatalf("an object holds more than one drop: %s", line)
+		}
+	}
+	if n < 600 {
+		t.Errorf("%d drops printed, want 600", n)
+	}
+}
