@@ -23,6 +23,14 @@ var castInts = map[string]types.Type{
 // integer cast truncates or sign-extends.
 func (c *checker) cast(e *lang.CastExpr) types.Type {
 	x := c.expr(e.X)
+	if e.Array {
+		return c.arrayCast(e, x)
+	}
+	if x.Kind == types.Array && e.Ptr == 0 {
+		if t, ok := castInts[e.Type]; ok {
+			return c.arrayToInt(e, x, t)
+		}
+	}
 	if x.Kind != types.Invalid && !x.IsScalar() {
 		c.errorf(e.X, "", "only an integer or a pointer can be cast, got %s", x)
 		return types.Bad

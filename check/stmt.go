@@ -169,11 +169,14 @@ func storable(t types.Type) bool {
 	switch t.Kind {
 	case types.Int, types.String, types.Addr, types.Ptr, types.Stack, types.Endpoint, types.Tuple:
 		return true
+	case types.Array:
+		// bpftrace's array casts, (int8[8])x, in a variable.
+		return t.Size <= 64
 	}
 	return false
 }
 
-func keyable(t types.Type) bool { return storable(t) }
+func keyable(t types.Type) bool { return storable(t) && t.Kind != types.Array }
 
 func sameKind(a, b types.Type) bool {
 	if a.Kind != b.Kind {

@@ -150,6 +150,9 @@ func (g *gen) expr(e lang.Expr) error {
 	case *lang.ParenExpr:
 		return g.expr(e.X)
 	case *lang.CastExpr:
+		if g.info.Types[e.X].Kind == types.Array {
+			return g.arrayToInt(e)
+		}
 		// A pointer cast changes only the type members resolve against.
 		if err := g.expr(e.X); err != nil {
 			return err
@@ -669,7 +672,7 @@ func (g *gen) index(e *lang.IndexExpr) error {
 			return err
 		}
 	case types.Array, types.String:
-		if err := g.memberAddr(e.X, "indexing this value", asm.R0); err != nil {
+		if err := g.arrayAddr(e.X, asm.R0); err != nil {
 			return err
 		}
 		if err := g.vs.push(asm.R0); err != nil {

@@ -51,6 +51,10 @@ begin { $a = 10; @b = 5; inc($a, @b); $x = 100; @r = add_one($a) * 1000 + @b * 1
 		{"division by zero", `begin { $z = 0; @r = 10 / $z * 10 + 7 % $z }`, 11},
 		{"assert holds", `begin { assert(1 == 1, "fine"); @r = 5 }`, 5},
 		{"assert fails and ends the probe", `begin { @r = 1; assert(1 == 2, "bad"); @r = 2 }`, 1},
+		// Array casts: an integer's bytes as an array, and back.
+		{"array cast", `begin { $a = (int8[8])12345; @r = $a[0] * 1000 + $a[1] }`, 0x39*1000 + 0x30},
+		{"array cast back", `begin { $a = (int8[8])12345; $b = (uint8[4])0x01020304; @r = (uint64)$a * 100000000000 + (uint32)$b }`, 12345*100000000000 + 0x01020304},
+		{"array cast of no size", `begin { $c = (int8[])-2; $i = 7; @r = $c[0] * 10 + $c[$i] }`, -21},
 		// Integers through pointers: *p, p[i], p + n (n elements on).
 		{"pointer arithmetic", `begin { $p = (uint8 *)curtask; $q = (int32 *)$p; @r = *($q + 1) == $q[1] && *($p + 5) == $p[5] && (uint64)($q + 2) - (uint64)$q == 8 }`, 1},
 	}

@@ -86,6 +86,10 @@ func (g *gen) into(e lang.Expr, at int16, size int) error {
 		}
 	case *lang.TupleExpr:
 		return g.intoType(x, at, t)
+	case *lang.CastExpr:
+		if x.Array {
+			return g.arrayCastInto(x, at)
+		}
 	case *lang.CallExpr:
 		if x.Name == "rule" {
 			// A record of the arguments; user space names the rule.
