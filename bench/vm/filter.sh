@@ -70,7 +70,7 @@ for b in ${BACKENDS:-auto kprobe-multi fentry kprobe}; do
   teardown=$(since "$t")
   used=$(sed -n 's/^skbtrace: skb: probes attach with \([a-z-]*\).*/\1/p' /tmp/err.1 | head -n 1)
   attached=$(sed -n 's/^skbtrace: \([0-9]*\) functions attached with.*/\1/p' /tmp/err.1 | tail -n 1)
-  grep -E '^skbtrace: (skb: probes attach with|[0-9]+ probes on the packet|[0-9]+ functions (attached|skipped)|attach time)' /tmp/err.1 | sed "s/^/##### $KV $b: /"
+  grep -E '^skbtrace: (skb: probes attach with|[0-9]+ functions of the packet|[0-9]+ functions (attached|skipped)|attach time)' /tmp/err.1 | sed "s/^/##### $KV $b: /"
   # A second run right after this one's Ctrl-C: auto's (the other rows'
   # teardowns are minutes each under TCG, and the runs are auto's).
   second=-

@@ -118,8 +118,8 @@ func (p *Plan) Start(w io.Writer, opts session.Options) (*session.Session, error
 		return nil, err
 	}
 	if st := sess.FuncStats(); st != nil && st.Rest > 0 {
-		p.cfg.warn(fmt.Sprintf("%d probes on the packet's main path (%d functions) attached first with %s in %v; the other %d functions attach while tracing",
-			st.Attached, st.Main, st.Backend, st.Elapsed.Round(time.Millisecond), st.Rest))
+		p.cfg.warn(fmt.Sprintf("%d functions of the packet's main path attached first with %s in %v; the other %d attach while tracing",
+			st.Main, st.Backend, st.Elapsed.Round(time.Millisecond), st.Rest))
 	} else if st != nil {
 		for _, l := range st.Summary() {
 			p.cfg.warn(l)
