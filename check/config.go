@@ -21,6 +21,9 @@ type Config struct {
 	PrintMapsOnExit bool
 	// MaxCatBytes is how much of a file cat() prints.
 	MaxCatBytes int
+	// UnstableMapDecl is bpftrace 0.26's unstable_map_decl: "error"
+	// makes a map declaration an error (configunstable.go).
+	UnstableMapDecl string
 }
 
 // The values of MissingProbes.

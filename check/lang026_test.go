@@ -123,3 +123,15 @@ func TestSizeofTuple(t *testing.T) {
 		}
 	}
 }
+
+// TestUnstableConfig checks bpftrace 0.26's unstable feature variables:
+// accepted, and unstable_map_decl = error turns map declarations off.
+func TestUnstableConfig(t *testing.T) {
+	if _, err := checkText(t, "config = { unstable_map_decl = enable; unstable_tseries = warn; unstable_addr = enable; unstable_macro = enable; unstable_import = error }\nlet @a = hash(2);\nbegin { @a[1] = 1 }"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := checkText(t, "config = { unstable_map_decl = error }\nlet @a = hash(2);\nbegin { @a[1] = 1 }")
+	if err == nil || !strings.Contains(err.Error(), "t.bt:2:1: map declarations are turned off") {
+		t.Errorf("got %v", err)
+	}
+}

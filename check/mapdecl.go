@@ -11,6 +11,9 @@ import (
 // which skbtrace keeps per CPU in any map; a percpuarray map has no
 // keys. A declared map no probe uses is a note.
 func (c *checker) mapDecls(decls []*lang.MapDecl) {
+	if !c.mapDeclsAllowed(decls) {
+		return
+	}
 	for _, d := range decls {
 		mi := c.info.Maps[d.Name]
 		if mi == nil {
