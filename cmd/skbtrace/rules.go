@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/lang/types"
+	"github.com/skbtrace/skbtrace/runtime/kernel"
 	"github.com/skbtrace/skbtrace/runtime/rules"
 )
 
@@ -19,6 +22,9 @@ func startRules(o options, out *codegen.Output, stderr io.Writer) (*rules.Namer,
 			fmt.Fprintln(stderr, "skbtrace: --nftrace does nothing here: the script prints no rule() (whydrop does)")
 		}
 		return nil, nil
+	}
+	if !dropReasons() {
+		fmt.Fprintln(stderr, "skbtrace: rule(): this kernel's kfree_skb gives no drop reason (Linux 5.17 on): which rule or action dropped a packet cannot be told, and is not printed")
 	}
 	n, err := rules.New(rules.Options{Nftrace: o.nftrace, Warn: func(s string) { fmt.Fprintln(stderr, "skbtrace: "+s) }})
 	if err != nil {
@@ -48,4 +54,19 @@ func usesRule(out *codegen.Output) bool {
 		}
 	}
 	return false
+}
+
+// dropReasons reports whether the kfree_skb tracepoint carries the drop
+// reason (Linux 5.17 on), which rule() tells netfilter's and tc's drops by;
+// true where its format cannot be read (the trace says what it can).
+func dropReasons() bool {
+	dir, _, err := kernel.Tracefs()
+	if err != nil {
+		return true
+	}
+	format, err := os.ReadFile(filepath.Join(dir, "events/skb/kfree_skb/format"))
+	if err != nil {
+		return true
+	}
+	return strings.Contains(string(format), " reason;")
 }

@@ -231,8 +231,9 @@ func (n *Namer) tcAction(d Drop) Verdict {
 	a, count, qdisc, err := n.tc.name(strconv.FormatUint(d.Netns, 10), path, d.Dev, hook)
 	switch {
 	case err != nil:
-		n.warn("tc's counters: " + err.Error())
-		return Verdict{Note: "tc's counters could not be read"}
+		// Said once; the blocks stay as they were.
+		n.warn("tc's actions cannot be named: " + err.Error())
+		return Verdict{}
 	case count == 1:
 		return Verdict{Kind: "tc", Dev: d.Dev, Hook: hook, Qdisc: qdisc,
 			Text: fmt.Sprintf("filter protocol %s pref %d %s chain %d handle %s, action order %d: %s", a.protocol, a.pref, a.kind, a.chain, a.handle, a.order, a.action)}
