@@ -19,6 +19,7 @@ import (
 //     read those clocks (stdlib.NsecsBoot, NsecsTAI);
 //   - pcomm, pcomm() and pcomm(task) are task->group_leader->comm, the
 //     current task's where none is given;
+//   - delete(@scalar) is clear(@scalar);
 //   - assert(cond, msg) is if (!(cond)) { errorf("%s", msg); exit() }: the
 //     message with the call's place, and tracing ends (with status 0:
 //     exit() takes no code here);
@@ -71,6 +72,10 @@ func builtinCall(e Expr, d *Diagnostics) Expr {
 			task = c.Args[0]
 		}
 		return groupLeaderComm(c.At, task)
+	case c.Name == "delete" && len(c.Args) == 1 && isKeylessMap(c.Args[0]):
+		// delete(@scalar) is clear(@scalar) (stdlib.md, delete).
+		c.Name = "clear"
+		return c
 	case c.Name == "assert" && len(c.Args) == 2:
 		return assertCall(c)
 	case c.Name == "pton" && len(c.Args) == 1:
@@ -136,4 +141,10 @@ func assertCall(c *CallExpr) Expr {
 	not := &UnaryExpr{At: c.Args[0].Span(), Op: "!", X: &ParenExpr{At: c.Args[0].Span(), X: c.Args[0]}}
 	check := &IfStmt{At: at, Cond: not, Then: &Block{At: at, Stmts: []Stmt{errorf, exit}}}
 	return &BlockExpr{At: at, Stmts: []Stmt{check}}
+}
+
+// isKeylessMap reports whether e is a map named without keys, @m.
+func isKeylessMap(e Expr) bool {
+	m, ok := e.(*MapExpr)
+	return ok && len(m.Keys) == 0
 }

@@ -1,6 +1,9 @@
 package lang
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // cast lowers a cast: `(struct sock *)x`, `(uint32)x`, bpftrace's
 // `(bool)x` (x != 0, a bool) and array casts `(int8[8])x`, `(uint8[])x`
@@ -8,6 +11,8 @@ import "strconv"
 func (l *lowerer) cast(c *gCast, ty string) Expr {
 	sp := l.span(c.Pos, c.EndPos)
 	x := l.unary(c.X)
+	// The kernel's fixed-width names (uint64_t) are bpftrace's (uint64).
+	ty = strings.TrimSuffix(ty, "_t")
 	if ty == "bool" && c.Open == "" && len(c.Stars) == 0 {
 		end := sp.End
 		return &BinaryExpr{At: sp, Op: "!=", OpSpan: Span{Start: sp.Start, End: sp.Start}, X: x,

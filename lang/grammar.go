@@ -155,7 +155,7 @@ type gCast struct {
 	EndPos lexer.Position
 	Tag    string   `parser:"\"(\" ( @( \"struct\" | \"union\" )"`
 	Name   string   `parser:"        @Ident"`
-	IntTy  string   `parser:"      | @( \"uint8\" | \"uint16\" | \"uint32\" | \"uint64\" | \"int8\" | \"int16\" | \"int32\" | \"int64\" | \"bool\" ) )"`
+	IntTy  string   `parser:"      | @( \"uint8\" | \"uint16\" | \"uint32\" | \"uint64\" | \"int8\" | \"int16\" | \"int32\" | \"int64\" | \"bool\" | \"uint8_t\" | \"uint16_t\" | \"uint32_t\" | \"uint64_t\" | \"int8_t\" | \"int16_t\" | \"int32_t\" | \"int64_t\" ) )"`
 	Stars  []string `parser:"@\"*\"*"`
 	Open   string   `parser:"( @\"[\""`
 	Len    string   `parser:"  @Int? \"]\" )? \")\""`
