@@ -92,6 +92,9 @@ func (c *checker) call(e *lang.CallExpr, asStmt, asMapValue bool) types.Type {
 		return types.Bad
 	}
 	c.constCall(e)
+	if e.Name == "delete" && len(e.Args) == 1 && cc.IsMap(0) {
+		c.scalarDeletes = append(c.scalarDeletes, e)
+	}
 	return t
 }
 

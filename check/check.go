@@ -102,6 +102,7 @@ func check(s *lang.Script, opts Options, mapHints map[string]*MapInfo) (*Info, m
 	}
 	c.finishMaps()
 	c.mapDecls(s.MapDecls)
+	c.checkScalarDeletes()
 	c.missingParams()
 	if c.sawMapLoop && mapHints == nil {
 		return c.info, c.info.Maps, c.diags.Err()
@@ -117,6 +118,9 @@ type checker struct {
 
 	// defined are the C types and enumerators the script defines.
 	defined scriptTypes
+	// scalarDeletes are the delete(@m) calls without a key: valid where
+	// @m has no keys (mapdecl.go's scalarDeletes checks them).
+	scalarDeletes []*lang.CallExpr
 
 	// per probe
 	ctx  *ProbeInfo

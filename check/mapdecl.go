@@ -38,3 +38,14 @@ func (c *checker) mapDecls(decls []*lang.MapDecl) {
 		c.info.MapDecls[d.Name] = d
 	}
 }
+
+// checkScalarDeletes checks delete(@m) without a key: bpftrace's way to
+// clear a map without keys, an error on a map with keys.
+func (c *checker) checkScalarDeletes() {
+	for _, e := range c.scalarDeletes {
+		m := e.Args[0].(*lang.MapExpr)
+		if mi := c.info.Maps[m.Name]; mi != nil && len(mi.Keys) > 0 {
+			c.errorf(m, "e.g. delete(@start, tid)", "delete needs a map and a key")
+		}
+	}
+}

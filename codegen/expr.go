@@ -323,6 +323,8 @@ func (g *gen) context(e *lang.Ident, f *stdlib.Field) error {
 		g.emit(asm.FnJiffies64.Call())
 	case "ncpus":
 		g.emit(asm.Mov.Imm(asm.R0, int32(g.maps.cpus)))
+	case "usermode":
+		return g.usermode()
 	case stdlib.NsecsBoot:
 		g.emit(asm.FnKtimeGetBootNs.Call())
 	case stdlib.NsecsTAI:

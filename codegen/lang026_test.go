@@ -55,6 +55,8 @@ begin { $a = 10; @b = 5; inc($a, @b); $x = 100; @r = add_one($a) * 1000 + @b * 1
 		{"array cast", `begin { $a = (int8[8])12345; @r = $a[0] * 1000 + $a[1] }`, 0x39*1000 + 0x30},
 		{"array cast back", `begin { $a = (int8[8])12345; $b = (uint8[4])0x01020304; @r = (uint64)$a * 100000000000 + (uint32)$b }`, 12345*100000000000 + 0x01020304},
 		{"array cast of no size", `begin { $c = (int8[])-2; $i = 7; @r = $c[0] * 10 + $c[$i] }`, -21},
+		{"usermode in begin and __builtin_", `begin { @r = usermode * 10 + (__builtin_pid == pid()) }`, 11},
+		{"macro $ parameter of an expression", `macro add_one($x) { $x + 1 } begin { $a = 1; @r = add_one($a + 1) * 10 + add_one(5) }`, 36},
 		// Integers through pointers: *p, p[i], p + n (n elements on).
 		{"pointer arithmetic", `begin { $p = (uint8 *)curtask; $q = (int32 *)$p; @r = *($q + 1) == $q[1] && *($p + 5) == $p[5] && (uint64)($q + 2) - (uint64)$q == 8 }`, 1},
 	}

@@ -664,6 +664,14 @@ func (g *gen) elemCall(c *lang.CallExpr) error {
 	if !ok {
 		return unsupported(c, c.Name+"() of this argument")
 	}
+	if c.Name == "delete" && len(m.Keys) == 0 {
+		// delete(@scalar) clears it, and says it did.
+		if err := g.control(&Event{Kind: EventClearMap, Map: m.Name}); err != nil {
+			return err
+		}
+		g.emit(asm.Mov.Imm(asm.R0, 1))
+		return g.vs.push(asm.R0)
+	}
 	if c.Name == "delete" {
 		if err := g.deleteElem(m); err != nil {
 			return err

@@ -64,6 +64,9 @@ func (g *gen) stmt(s lang.Stmt) error {
 				g.probeReturn()
 				return nil
 			case "delete":
+				if m, ok := c.Args[0].(*lang.MapExpr); ok && len(m.Keys) == 0 {
+					return g.control(&Event{Kind: EventClearMap, Map: m.Name})
+				}
 				if m, ok := c.Args[0].(*lang.MapExpr); ok {
 					return g.deleteElem(m)
 				}

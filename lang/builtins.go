@@ -3,6 +3,7 @@ package lang
 import (
 	"encoding/binary"
 	"net/netip"
+	"strings"
 )
 
 // bpftrace 0.26 calls its builtin values as functions too: `pid` and
@@ -12,6 +13,7 @@ import (
 // parser rewrites these calls into the names the checker knows (after
 // macros are expanded, so a macro of the same name wins):
 //
+//   - __builtin_NAME is NAME (bpftrace's name of the builtin itself);
 //   - NAME() of a value below is NAME;
 //   - pid(curr_ns|init), tid(curr_ns|init) are pid, tid (skbtrace runs in
 //     the initial PID namespace: both modes agree there);
@@ -19,7 +21,6 @@ import (
 //     read those clocks (stdlib.NsecsBoot, NsecsTAI);
 //   - pcomm, pcomm() and pcomm(task) are task->group_leader->comm, the
 //     current task's where none is given;
-//   - delete(@scalar) is clear(@scalar);
 //   - assert(cond, msg) is if (!(cond)) { errorf("%s", msg); exit() }: the
 //     message with the call's place, and tracing ends (with status 0:
 //     exit() takes no code here);
@@ -49,6 +50,17 @@ func callBuiltins(s *Script, d *Diagnostics) {
 }
 
 func builtinCall(e Expr, d *Diagnostics) Expr {
+	// __builtin_NAME is the builtin NAME, whatever a macro calls NAME.
+	switch n := e.(type) {
+	case *Ident:
+		if name, ok := strings.CutPrefix(n.Name, "__builtin_"); ok && name != "" {
+			n.Name = name
+		}
+	case *CallExpr:
+		if name, ok := strings.CutPrefix(n.Name, "__builtin_"); ok && name != "" {
+			n.Name = name
+		}
+	}
 	if cast, ok := e.(*CastExpr); ok {
 		return ptonCast(cast)
 	}
@@ -72,10 +84,6 @@ func builtinCall(e Expr, d *Diagnostics) Expr {
 			task = c.Args[0]
 		}
 		return groupLeaderComm(c.At, task)
-	case c.Name == "delete" && len(c.Args) == 1 && isKeylessMap(c.Args[0]):
-		// delete(@scalar) is clear(@scalar) (stdlib.md, delete).
-		c.Name = "clear"
-		return c
 	case c.Name == "assert" && len(c.Args) == 2:
 		return assertCall(c)
 	case c.Name == "pton" && len(c.Args) == 1:
@@ -141,10 +149,4 @@ func assertCall(c *CallExpr) Expr {
 	not := &UnaryExpr{At: c.Args[0].Span(), Op: "!", X: &ParenExpr{At: c.Args[0].Span(), X: c.Args[0]}}
 	check := &IfStmt{At: at, Cond: not, Then: &Block{At: at, Stmts: []Stmt{errorf, exit}}}
 	return &BlockExpr{At: at, Stmts: []Stmt{check}}
-}
-
-// isKeylessMap reports whether e is a map named without keys, @m.
-func isKeylessMap(e Expr) bool {
-	m, ok := e.(*MapExpr)
-	return ok && len(m.Keys) == 0
 }

@@ -10,7 +10,7 @@ func TestBuiltinCalls(t *testing.T) {
 		{`begin { print(pcomm); print(pcomm()) }`, `begin { print(curtask->group_leader->comm); print(curtask->group_leader->comm) }`},
 		{`macro pid() { 7 } begin { $x = pid() }`, `begin { $x = 7 }`},
 		{`begin { $x = pton("10.0.0.1") == saddr; $y = (uint32)pton("127.0.0.1") }`, `begin { $x = 10.0.0.1 == saddr; $y = 16777343 }`},
-		{`begin { delete(@s); $y = (uint64_t)1 + (int8_t)2 }`, `begin { clear(@s); $y = (uint64)1 + (int8)2 }`},
+		{`begin { $y = (uint64_t)1 + (int8_t)2 }`, `begin { $y = (uint64)1 + (int8)2 }`},
 	}
 	for _, c := range cases {
 		if got, want := treeShape(t, c.sugar), treeShape(t, c.plain); got != want {

@@ -13,10 +13,12 @@ import (
 // at top level, called as add_one(5), or as a bare name where it takes no
 // argument. A parameter written `x` takes any expression, put where the
 // body names x (each time: `x; x;` runs it twice); `$a` takes a scratch
-// variable and `@m` a map, which the body may change. The body sees no
-// other variable or map of the caller: its own variables are renamed so
-// that they cannot meet the caller's. A call is the body as a block
-// expression (desugar.go then makes it statements).
+// variable, which the body may change, or any other expression, put
+// where the body names $a as x's is; `@m` takes a map, which the body
+// may change. The body sees no other variable or map of the caller: its
+// own variables are renamed so that they cannot meet the caller's. A call
+// is the body as a block expression (desugar.go then makes it
+// statements).
 
 // macroDef is a parsed macro definition.
 type macroDef struct {
@@ -163,12 +165,14 @@ func (x *macroExpander) expr(e Expr) Expr {
 		a := Unparen(args[i])
 		switch p[0] {
 		case '$':
-			v, ok := a.(*VarExpr)
-			if !ok {
-				x.d.Add(args[i].Span(), "pass a scratch variable, e.g. $x", "macro %s expects a scratch variable for %s", name, p)
-				return e
+			// A variable is passed by name (the body may change it); any
+			// other expression stands where the body names it, as an
+			// expression parameter's does.
+			if v, ok := a.(*VarExpr); ok {
+				vars[p[1:]] = v.Name
+			} else {
+				exprs[p] = args[i]
 			}
-			vars[p[1:]] = v.Name
 		case '@':
 			m, ok := a.(*MapExpr)
 			if !ok || len(m.Keys) > 0 {
@@ -183,8 +187,22 @@ func (x *macroExpander) expr(e Expr) Expr {
 	body := cloneNode(def.body).(*BlockExpr)
 	bad := false
 	Inspect(body, func(n Node) bool {
+		if a, ok := n.(*AssignStmt); ok && !bad {
+			if v, ok := a.Target.(*VarExpr); ok {
+				if arg, ok := exprs["$"+v.Name]; ok {
+					x.d.Add(arg.Span(), "pass a scratch variable, e.g. $x", "macro %s changes $%s: it needs a scratch variable, not an expression", name, v.Name)
+					bad = true
+				}
+			}
+		}
+		return !bad
+	})
+	Inspect(body, func(n Node) bool {
 		switch n := n.(type) {
 		case *VarExpr:
+			if _, ok := exprs["$"+n.Name]; ok {
+				break // replaced by the argument below
+			}
 			if to, ok := vars[n.Name]; ok {
 				n.Name = to
 			} else {
@@ -205,8 +223,13 @@ func (x *macroExpander) expr(e Expr) Expr {
 		return e
 	}
 	rewriteExprs(reflect.ValueOf(body), func(in Expr) Expr {
-		if id, ok := in.(*Ident); ok {
-			if a, ok := exprs[id.Name]; ok {
+		switch n := in.(type) {
+		case *Ident:
+			if a, ok := exprs[n.Name]; ok {
+				return cloneExpr(a)
+			}
+		case *VarExpr:
+			if a, ok := exprs["$"+n.Name]; ok {
 				return cloneExpr(a)
 			}
 		}

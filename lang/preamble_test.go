@@ -62,7 +62,7 @@ let @c = hash(1_000);
 		{"struct { int a; }\nbegin { }", "an anonymous struct cannot be used"},
 		{"typedef int foo;\nbegin { }", "typedef is not supported"},
 		{"macro f(x) { x }\nbegin { f(1, 2) }", "t.bt:2:9: macro f takes 1 arguments, got 2"},
-		{"macro f($x) { $x }\nbegin { f(1) }", "t.bt:2:11: macro f expects a scratch variable for $x"},
+		{"macro f($x) { $x = 2; }\nbegin { f(1) }", "t.bt:2:11: macro f changes $x: it needs a scratch variable"},
 		{"macro f(@m) { @m }\nbegin { f($x) }", "macro f expects a map for @m"},
 		{"macro f() { @x++ }\nbegin { f() }", "t.bt:1:13: macro f uses @x, which is not one of its parameters"},
 		{"macro f() { f() }\nbegin { f() }", "macro f expands too deeply"},
@@ -97,6 +97,8 @@ func bits(n int) string {
 func TestMacros(t *testing.T) {
 	cases := []struct{ macros, sugar, plain string }{
 		{`macro add_one(x) { x + 1 }`, `begin { $y = add_one($a * 2) }`, `begin { $y = $a * 2 + 1 }`},
+		{`macro inc($x) { $y = $x + 1; $z = $x + 2; $y + $z }`, `begin { $y = 2; print(inc({ $y += 1; $y })) }`,
+			`begin { $y = 2; $y += 1; $__inc1_y = $y + 1; $y += 1; $__inc1_z = $y + 2; print($__inc1_y + $__inc1_z) }`},
 		{`macro one() { 1 }`, `begin { $y = one + one() }`, `begin { $y = 1 + 1 }`},
 		{`macro inc($a, @b) { $a += 1; @b += 1; }`, `begin { inc($x, @m) }`, `begin { { $x += 1; @m += 1 } }`},
 		{`macro once(x) { let $x = x; $x + 1 }`, `begin { $y = once(5) }`, `begin { let $__once1_x = 5; $y = $__once1_x + 1 }`},

@@ -18,7 +18,9 @@ func elemFunc(name, doc string) *Func {
 		if !arity(c, sig, 1, 1) {
 			return types.Bool
 		}
-		if !c.IsMapElem(0) {
+		// delete(@scalar) of a map without keys clears it; the checker
+		// tells it from a map with keys once it knows the maps.
+		if !c.IsMapElem(0) && !(name == "delete" && c.IsMap(0)) {
 			c.Errorf(0, "e.g. "+name+"(@start, tid)", "%s needs a map and a key", name)
 		}
 		return types.Bool

@@ -171,6 +171,7 @@ var Fields = []*Field{
 	{Name: "cgroup", Doc: "the cgroup v2 id of the current task (bpf_get_current_cgroup_id)", Type: types.U64, Src: ctx()},
 	{Name: "numaid", Doc: "the NUMA node the event ran on", Type: types.U32, Src: ctx()},
 	{Name: "jiffies", Doc: "the kernel's jiffies (bpf_jiffies64)", Type: types.U64, Src: ctx()},
+	{Name: "usermode", Doc: "1 where the event interrupted user space: begin, end, interval and uprobes; a profile or kprobe event's registers say; 0 elsewhere", Type: types.U8, Src: ctx()},
 	{Name: "ncpus", Doc: "the number of possible CPUs, known when the script is compiled", Type: types.U64, Src: ctx()},
 	// nsecs(boot), nsecs(tai) and nsecs(sw_tai) are these (lang/builtins.go).
 	{Name: NsecsBoot, Doc: "nsecs(boot): nanoseconds since boot, suspended time included (CLOCK_BOOTTIME)", Type: types.U64, Src: ctx()},

@@ -257,7 +257,7 @@ func (p *Printer) record(b []byte) error {
 		}
 		return p.pcap.frame(b, p.where(ev, b))
 	case codegen.EventBlock:
-		return p.printfBlock(ev, b)
+		return p.printfBlock(b)
 	case codegen.EventPrintf:
 		p.scratch = p.printf(p.scratch[:0], ev, b)
 		p.buf = p.f.Line(p.buf, lineKind(ev), p.scratch)
