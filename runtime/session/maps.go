@@ -118,14 +118,21 @@ func (s *Session) clearMap(name string, zero bool) error {
 }
 
 func zeroValue(m *ebpf.Map, key []byte) error {
-	if m.Type() == ebpf.PerCPUHash {
+	// An aggregation's value is 8 bytes (count, sum) or 16 (avg, stats,
+	// min, max: a value and a count or a flag): all of it zeroed.
+	size := int(m.ValueSize())
+	if m.Type() == ebpf.PerCPUHash || m.Type() == ebpf.PerCPUArray {
 		n, err := ebpf.PossibleCPU()
 		if err != nil {
 			return err
 		}
-		return m.Update(key, make([]uint64, n), ebpf.UpdateExist)
+		vals := make([][]byte, n)
+		for i := range vals {
+			vals[i] = make([]byte, size)
+		}
+		return m.Update(key, vals, ebpf.UpdateExist)
 	}
-	return m.Update(key, uint64(0), ebpf.UpdateExist)
+	return m.Update(key, make([]byte, size), ebpf.UpdateExist)
 }
 
 // scriptMap is the kernel map that holds a script's map and, where it
