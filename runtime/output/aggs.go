@@ -93,12 +93,15 @@ func sizeSuffix(v int64) string {
 }
 
 // printHist prints a histogram in bpftrace's layout: label, count, and a bar
-// 52 columns wide at the largest bucket, from the first to the last bucket used.
+// 52 columns wide at the largest bucket, from the first to the last bucket
+// that counted something (none where zero() emptied them all).
 func printHist(w io.Writer, h histBuckets, lhist *[3]int64) {
 	var idx []int64
 	var top int64
 	for i, c := range h {
-		idx = append(idx, i)
+		if c != 0 { // zero(@h)'s buckets bound nothing, as in bpftrace
+			idx = append(idx, i)
+		}
 		top = max(top, c)
 	}
 	if len(idx) == 0 {

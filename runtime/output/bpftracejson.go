@@ -176,7 +176,12 @@ func (f *Values) appendBtJSONEntry(dst []byte, mi *codegen.MapLayout, e Entry) [
 // the last that counted, each {"min": lo, "max": hi, "count": n} with the
 // bounds inclusive (no "min" below the lowest, no "max" above the top).
 func appendBtJSONHist(dst []byte, h histBuckets, lhist *[3]int64) []byte {
-	idx := slices.Sorted(maps.Keys(h))
+	var idx []int64
+	for _, i := range slices.Sorted(maps.Keys(h)) {
+		if h[i] != 0 {
+			idx = append(idx, i)
+		}
+	}
 	dst = append(dst, '[')
 	if len(idx) > 0 {
 		for i := idx[0]; i <= idx[len(idx)-1]; i++ {
