@@ -91,7 +91,7 @@ func TestMapDecls(t *testing.T) {
 	if d := info.MapDecls["a"]; d == nil || d.Type != "lruhash" || d.Max != 2 {
 		t.Errorf("@a declared %+v", d)
 	}
-	if len(info.Notes) != 1 || !strings.Contains(info.Notes[0], "@z is declared but never used") {
+	if len(info.Notes) != 1 || !strings.Contains(info.Notes[0], "WARNING: Unused map: @z") {
 		t.Errorf("notes %q", info.Notes)
 	}
 	for _, c := range []struct{ text, err string }{

@@ -17,7 +17,8 @@ func (c *checker) mapDecls(decls []*lang.MapDecl) {
 	for _, d := range decls {
 		mi := c.info.Maps[d.Name]
 		if mi == nil {
-			c.info.Notes = append(c.info.Notes, "map "+mapName(d.Name)+" is declared but never used")
+			// bpftrace's words, which its tests look for.
+			c.info.Notes = append(c.info.Notes, "WARNING: Unused map: "+mapName(d.Name))
 			continue
 		}
 		switch d.Type {

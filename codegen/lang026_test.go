@@ -1,6 +1,10 @@
 package codegen_test
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/skbtrace/skbtrace/codegen"
+)
 
 // TestLang026Run runs bpftrace 0.26's language in the kernel, in a begin
 // probe, and checks the value it left in @r: each case is bpftrace's
@@ -69,4 +73,29 @@ begin { $a = 10; @b = 5; inc($a, @b); $x = 100; @r = add_one($a) * 1000 + @b * 1
 			}
 		})
 	}
+}
+
+// TestMapFullWarning checks that an update of a declared map that fails
+// (the map full) sends bpftrace's warning, and an undeclared map's none.
+func TestMapFullWarning(t *testing.T) {
+	warns := func(text string) bool {
+		out := compile(t, text)
+		for _, ev := range out.Events {
+			if len(ev.Verbs) == 1 && ev.Verbs[0].Text == codegen.MapFullWarning+"\n" {
+				return true
+			}
+		}
+		return false
+	}
+	if !warns(`let @a = hash(1); begin { @a[1] = 1; @a[2] = 2 }`) {
+		t.Error("a declared map's update has no warning")
+	}
+	if !warns(`let @a = percpuhash(1); begin { @a[1] = count(); @a[2] = count() }`) {
+		t.Error("a declared per-CPU map's count() has no warning")
+	}
+	if warns(`begin { @a[1] = 1; @a[2] = 2 }`) {
+		t.Error("an undeclared map's update warns")
+	}
+	coll := runBegin(t, `let @a = hash(1); begin { @a[1] = 1; @a[2] = 2; @r = 1 }`)
+	coll.Close()
 }

@@ -222,6 +222,7 @@ func (g *gen) updateFrom(mapName string, key int16, value ...asm.Instruction) {
 		asm.Mov.Imm(asm.R4, 0),
 		asm.FnMapUpdateElem.Call(),
 	)
+	g.mapFullWarning(mapName)
 }
 
 // addOrCreateImm adds n to the element at R10+key, creating the element
