@@ -94,9 +94,6 @@ type Event struct {
 	// MaxBytes is how much of an EventCat's file is printed at most
 	// (config max_cat_bytes).
 	MaxBytes int
-	// Slots are an EventBlock's printf records' offsets in it: each is
-	// a printf's record, or BlockAbsent in its first word.
-	Slots []int
 }
 
 // EventArg is one value in a record.

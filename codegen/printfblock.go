@@ -12,24 +12,28 @@ import (
 
 // A probe whose only output is printf, two calls or more, none in a loop
 // nor before an early return, writes one record an event: an
-// EventBlock's. Each printf puts its record (as it would send it) at a
-// place of its own in a per-CPU map value; the probe's end sends the value
-// whole; the runtime prints the records present in order, as one block.
-// Two drops on two CPUs then never interleave their lines (whydrop), and
-// -f json makes one object of them.
+// EventBlock's. Each printf that runs appends its record (as it would
+// send it) to a per-CPU map value; the probe's end sends what was
+// appended; the runtime prints the records in order, as one block. Two
+// drops on two CPUs then never interleave their lines (whydrop), and -f
+// json makes one object of them.
+//
+// A block record: the event id (8 bytes), the bytes used (8, this head
+// included), then the printf records one after the other.
 //
 // A probe's program does not run nested on its CPU (the kernel's
 // recursion guard for tracing programs), so a map of its own is enough.
 
-// BlockAbsent is a block slot's first word where its printf did not run.
-const BlockAbsent = ^uint64(0)
+// BlockHead is the bytes before a block's first printf record.
+const BlockHead = 16
 
-// printfBlock is a probe's block: its event, the slot the map value's
-// address is kept in, and each printf's offset in the value.
+// printfBlock is a probe's block: its event, the slots the map value's
+// address and the bytes used are kept in, and its printf calls.
 type printfBlock struct {
 	ev    *Event
 	ptr   int16
-	slots map[*lang.CallExpr]int
+	used  int16
+	calls map[*lang.CallExpr]bool
 	size  int
 }
 
@@ -67,8 +71,7 @@ func (g *gen) printfSize(c *lang.CallExpr) int {
 }
 
 // startBlock opens the probe's block, where it makes one: the map value is
-// looked up (its address kept), its event id written and every slot
-// marked absent.
+// looked up (its address kept), its event id written, nothing used yet.
 func (g *gen) startBlock(body *lang.Block) error {
 	g.pb = nil
 	calls := g.blockPrintfs(body)
@@ -76,7 +79,7 @@ func (g *gen) startBlock(body *lang.Block) error {
 		return nil
 	}
 	b := &printfBlock{ev: &Event{ID: len(g.out.Events), Kind: EventBlock, Probe: g.spec.Spec.Name + g.target.Name, End: g.spec.Spec.Kind == lang.ProbeEnd},
-		slots: map[*lang.CallExpr]int{}, size: 8}
+		calls: map[*lang.CallExpr]bool{}, size: BlockHead}
 	for _, c := range calls {
 		for _, a := range c.Args[1:] {
 			t := g.info.Types[a]
@@ -84,16 +87,19 @@ func (g *gen) startBlock(body *lang.Block) error {
 				return nil // output() reports it
 			}
 		}
-		b.slots[c] = b.size
-		b.ev.Slots = append(b.ev.Slots, b.size)
+		b.calls[c] = true
 		b.size += g.printfSize(c)
 	}
-	b.ev.Size = b.size
+	b.ev.Size = BlockHead
 	ptr, err := g.frame.keep(8)
 	if err != nil {
 		return err
 	}
-	b.ptr = ptr
+	used, err := g.frame.keep(8)
+	if err != nil {
+		return err
+	}
+	b.ptr, b.used = ptr, used
 	g.out.Events = append(g.out.Events, b.ev)
 	name := fmt.Sprintf("blk%d", b.ev.ID)
 	g.maps.specs[name] = &ebpf.MapSpec{Name: name, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: uint32(b.size), MaxEntries: 1}
@@ -106,43 +112,66 @@ func (g *gen) startBlock(body *lang.Block) error {
 		asm.JEq.Imm(asm.R0, 0, exitLabel),
 		asm.StoreMem(asm.RFP, ptr, asm.R0, asm.DWord),
 		storeImm64At(asm.R0, 0, int32(b.ev.ID)),
+		storeImm64(used, BlockHead),
 	)
-	for _, off := range b.ev.Slots {
-		g.emit(storeImm64At(asm.R0, int16(off), -1))
-	}
 	g.pb = b
 	return nil
 }
 
-// putBlock copies a printf's record, built at rec, into its block slot;
-// false where the call is not in the probe's block (send it).
+// putBlock appends a printf's record, built at rec, to the block; false
+// where the call is not in the probe's block (send it).
 func (g *gen) putBlock(c *lang.CallExpr, rec int16, size int) bool {
-	if g.pb == nil {
+	if g.pb == nil || !g.pb.calls[c] {
 		return false
 	}
-	off, ok := g.pb.slots[c]
-	if !ok {
-		return false
-	}
-	g.emit(asm.LoadMem(asm.R1, asm.RFP, g.pb.ptr, asm.DWord))
+	full := g.label("blk_full")
+	g.emit(
+		asm.LoadMem(asm.R2, asm.RFP, g.pb.used, asm.DWord),
+		// Never past the value: the verifier sees the bound, and a
+		// block cannot hold more than each printf once.
+		asm.JGT.Imm(asm.R2, int32(g.pb.size-size), full),
+		asm.LoadMem(asm.R1, asm.RFP, g.pb.ptr, asm.DWord),
+		asm.Add.Reg(asm.R1, asm.R2),
+	)
 	for i := 0; i < size; i += 8 {
 		g.emit(
 			asm.LoadMem(asm.R0, asm.RFP, rec+int16(i), asm.DWord),
-			asm.StoreMem(asm.R1, int16(off+i), asm.R0, asm.DWord),
+			asm.StoreMem(asm.R1, int16(i), asm.R0, asm.DWord),
 		)
 	}
+	g.emit(
+		asm.Add.Imm(asm.R2, int32(size)),
+		asm.StoreMem(asm.RFP, g.pb.used, asm.R2, asm.DWord),
+	)
+	g.mark(full)
 	return true
 }
 
-// endBlock sends the block at the end of the probe's body.
+// endBlock sends the block at the end of the probe's body: its head and
+// the records appended.
 func (g *gen) endBlock() {
 	if g.pb == nil {
 		return
 	}
 	b := g.pb
+	skip := g.label("blk_none")
+	g.emit(
+		asm.LoadMem(asm.R2, asm.RFP, b.used, asm.DWord),
+		asm.JLE.Imm(asm.R2, BlockHead, skip),
+		asm.JGT.Imm(asm.R2, int32(b.size), skip),
+		asm.LoadMem(asm.R1, asm.RFP, b.ptr, asm.DWord),
+		asm.StoreMem(asm.R1, 8, asm.R2, asm.DWord),
+	)
 	g.submitWith(func(data, size asm.Register) {
-		g.emit(asm.LoadMem(data, asm.RFP, b.ptr, asm.DWord), asm.Mov.Imm(size, int32(b.size)))
+		// The bounds again, on the register the helper takes the size in.
+		g.emit(
+			asm.LoadMem(size, asm.RFP, b.used, asm.DWord),
+			asm.JGT.Imm(size, int32(b.size), skip),
+			asm.JLE.Imm(size, BlockHead, skip),
+			asm.LoadMem(data, asm.RFP, b.ptr, asm.DWord),
+		)
 	})
+	g.mark(skip)
 	g.pb = nil
 }
 

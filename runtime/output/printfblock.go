@@ -7,24 +7,27 @@ import (
 	"github.com/skbtrace/skbtrace/codegen"
 )
 
-// printfBlock prints an EventBlock's record: the printf records present in
-// it, in the probe's order, as one line of text (one JSON object), so that
-// another CPU's lines never come between them.
-func (p *Printer) printfBlock(ev *codegen.Event, b []byte) error {
+// printfBlock prints an EventBlock's record: the printf records in it (its
+// head says how many bytes they take), in the probe's order, as one line
+// of text (one JSON object), so that another CPU's lines never come
+// between them.
+func (p *Printer) printfBlock(b []byte) error {
+	if len(b) < codegen.BlockHead {
+		return fmt.Errorf("block record of %d bytes", len(b))
+	}
+	end := binary.LittleEndian.Uint64(b[8:])
+	if end > uint64(len(b)) || end < codegen.BlockHead {
+		return fmt.Errorf("block record of %d bytes says %d", len(b), end)
+	}
 	p.scratch = p.scratch[:0]
-	for _, off := range ev.Slots {
-		if off+8 > len(b) {
-			return fmt.Errorf("block record of %d bytes cut short", len(b))
-		}
-		sub := b[off:]
-		id := binary.LittleEndian.Uint64(sub)
-		if id == codegen.BlockAbsent {
-			continue
-		}
-		if id >= uint64(len(p.events)) || p.events[id].Kind != codegen.EventPrintf || len(sub) < p.events[id].Size {
+	for off := uint64(codegen.BlockHead); off+8 <= end; {
+		id := binary.LittleEndian.Uint64(b[off:])
+		if id >= uint64(len(p.events)) || p.events[id].Kind != codegen.EventPrintf || off+uint64(p.events[id].Size) > end {
 			return fmt.Errorf("block record with unknown printf id %d", id)
 		}
-		p.scratch = p.printf(p.scratch, p.events[id], sub[:p.events[id].Size])
+		ev := p.events[id]
+		p.scratch = p.printf(p.scratch, ev, b[off:off+uint64(ev.Size)])
+		off += uint64(ev.Size)
 	}
 	if len(p.scratch) > 0 {
 		p.buf = p.f.Line(p.buf, LinePrintf, p.scratch)

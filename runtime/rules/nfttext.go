@@ -14,11 +14,18 @@ var nftFamilies = map[uint8]string{1: "inet", 2: "ip", 3: "arp", 5: "netdev", 7:
 // it (nft reads the ruleset from netlink), its line trimmed; "" where
 // there is no such rule now.
 func nftRuleText(nsPath, family, table, chain string, handle uint64) (string, error) {
-	out, err := runIn(nsPath, "nft", "-a", "list", "chain", family, table, chain)
+	out, err := cachedRun(nsPath, "nft", "-a", "list", "chain", family, table, chain)
 	if err != nil {
 		return "", err
 	}
 	suffix := "# handle " + strconv.FormatUint(handle, 10)
+	if !bytes.Contains(out, []byte(suffix+"\n")) {
+		// A rule added since the listing was kept.
+		forget(nsPath, "nft", "-a", "list", "chain", family, table, chain)
+		if out, err = cachedRun(nsPath, "nft", "-a", "list", "chain", family, table, chain); err != nil {
+			return "", err
+		}
+	}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
@@ -61,7 +68,7 @@ func iptablesNftRule(nsPath, family, table, chain string, handle uint64) (text s
 	if tool == "" {
 		return "", 0, false
 	}
-	out, err := runIn(nsPath, "nft", "-a", "list", "chain", family, table, chain)
+	out, err := cachedRun(nsPath, "nft", "-a", "list", "chain", family, table, chain)
 	if err != nil {
 		return "", 0, false
 	}
@@ -82,7 +89,7 @@ func iptablesNftRule(nsPath, family, table, chain string, handle uint64) (text s
 	if number == 0 {
 		return "", 0, false
 	}
-	ipt, err := runIn(nsPath, tool, "-t", table, "-S", chain)
+	ipt, err := cachedRun(nsPath, tool, "-t", table, "-S", chain)
 	if err != nil {
 		return "", 0, false
 	}
