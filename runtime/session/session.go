@@ -203,7 +203,15 @@ func Start(out *codegen.Output, w io.Writer, opts Options) (_ *Session, err erro
 			return nil, err
 		}
 		s.events, s.done = rd, make(chan error, 1)
-		go func() { s.done <- s.pr.Read(rd) }()
+		go func() {
+			err := s.pr.Read(rd)
+			if err != nil {
+				// Nothing more is printed: tracing ends, as on exit(),
+				// and Detach reports why.
+				s.exitOnce.Do(func() { close(s.exited) })
+			}
+			s.done <- err
+		}()
 	}
 	s.fmt.SetStacks(coll.Maps[codegen.StackMap])
 	if m := coll.Maps[codegen.StartMap]; m != nil {
