@@ -77,7 +77,7 @@ var configVars = map[string]configVar{
 	"on_stack_limit":          {value: cfgInt, note: "skbtrace places values on the BPF stack itself"},
 	"perf_rb_pages":           {value: cfgInt, note: "skbtrace's ring buffer is 4 MiB"},
 	"stack_mode":              {value: cfgWord, words: []string{"bpftrace", "perf", "raw"}, note: "kstack prints in skbtrace's layout (bpftrace's for .bt scripts)"},
-	"str_trunc_trailer":       {value: cfgText, note: "skbtrace does not mark truncated strings"},
+	"str_trunc_trailer":       {value: cfgText, note: "skbtrace marks a cut string with bpftrace's default trailer, .."},
 	"cache_user_symbols":      {value: cfgWord, words: []string{"PER_PID", "PER_PROGRAM", "NONE", "0", "1"}, note: userSpaceNote},
 	"cpp_demangle":            {value: cfgBool, note: userSpaceNote},
 	"lazy_symbolication":      {value: cfgBool, note: userSpaceNote},
