@@ -26,6 +26,14 @@ func (c *checker) cast(e *lang.CastExpr) types.Type {
 	if e.Array {
 		return c.arrayCast(e, x)
 	}
+	if e.Type == "bool" && e.Ptr == 0 {
+		// bpftrace's (bool)x: an integer or pointer not 0, a string not "".
+		if x.Kind != types.Invalid && !x.IsScalar() && !(x.Kind == types.String && x.Fmt != types.FmtBuf) {
+			c.errorf(e.X, "", "cannot cast %s to bool", x)
+			return types.Bad
+		}
+		return types.Bool
+	}
 	if x.Kind == types.Array && e.Ptr == 0 {
 		if t, ok := castInts[e.Type]; ok {
 			return c.arrayToInt(e, x, t)

@@ -52,3 +52,28 @@ func (g *gen) arrayToInt(c *lang.CastExpr) error {
 	}
 	return g.readScalarFrom(g.info.Types[c.X].User, 0, check.Member{}, t, false)
 }
+
+// boolCast pushes bpftrace's (bool)x: 1 where an integer or pointer is
+// not 0, or a string not empty (its first byte not NUL).
+func (g *gen) boolCast(c *lang.CastExpr) error {
+	if g.info.Types[c.X].Kind == types.String {
+		size := SlotSize(g.info.Types[c.X])
+		at, err := g.frame.alloc(size)
+		if err != nil {
+			return err
+		}
+		if err := g.into(c.X, at, size); err != nil {
+			return err
+		}
+		g.emit(asm.LoadMem(asm.R0, asm.RFP, at, asm.Byte))
+	} else {
+		if err := g.expr(c.X); err != nil {
+			return err
+		}
+		g.vs.pop(asm.R0)
+	}
+	zero := g.label("false")
+	g.emit(asm.JEq.Imm(asm.R0, 0, zero), asm.Mov.Imm(asm.R0, 1))
+	g.mark(zero)
+	return g.vs.push(asm.R0)
+}

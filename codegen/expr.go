@@ -153,6 +153,9 @@ func (g *gen) expr(e lang.Expr) error {
 		if g.info.Types[e.X].Kind == types.Array {
 			return g.arrayToInt(e)
 		}
+		if e.Type == "bool" && e.Ptr == 0 {
+			return g.boolCast(e)
+		}
 		// A pointer cast changes only the type members resolve against.
 		if err := g.expr(e.X); err != nil {
 			return err

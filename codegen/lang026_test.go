@@ -33,6 +33,8 @@ func TestLang026Run(t *testing.T) {
 		{"ternary statement", `begin { $c = 6; $c == 6 ? { @r = 1 } : { @r = 2 } }`, 1},
 		{"block statement", `begin { { @r = 3 } }`, 3},
 		{"bool cast", `begin { @r = (bool)5 == true }`, 1},
+		{"bool cast of strings and pointers", `begin { $a = (int64 *)0; $s = "hello"; @r = (bool)$s * 1000 + (bool)"" * 100 + (bool)$a * 10 + (bool)curtask + (int64)true * 10000 }`, 11001},
+		{"bool cast of a count", `begin { @a = count(); @b = sum(0); @r = (bool)@a * 10 + (bool)@b }`, 10},
 		// Macros: expressions, variables and maps passed in; hygiene.
 		{"macros", `macro add_one(x) { x + 1 } macro inc($a, @b) { $a += 1; @b += 1; } macro once(x) { let $x = x; $x + 1 }
 begin { $a = 10; @b = 5; inc($a, @b); $x = 100; @r = add_one($a) * 1000 + @b * 10 + once($x) - $x }`, 12061},

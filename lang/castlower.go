@@ -6,18 +6,13 @@ import (
 )
 
 // cast lowers a cast: `(struct sock *)x`, `(uint32)x`, bpftrace's
-// `(bool)x` (x != 0, a bool) and array casts `(int8[8])x`, `(uint8[])x`
+// `(bool)x` (the checker: true where x is not 0 or "") and array casts `(int8[8])x`, `(uint8[])x`
 // (Array set, Len 0 where the size is left to the operand's).
 func (l *lowerer) cast(c *gCast, ty string) Expr {
 	sp := l.span(c.Pos, c.EndPos)
 	x := l.unary(c.X)
 	// The kernel's fixed-width names (uint64_t) are bpftrace's (uint64).
 	ty = strings.TrimSuffix(ty, "_t")
-	if ty == "bool" && c.Open == "" && len(c.Stars) == 0 {
-		end := sp.End
-		return &BinaryExpr{At: sp, Op: "!=", OpSpan: Span{Start: sp.Start, End: sp.Start}, X: x,
-			Y: &IntLit{At: Span{Start: end, End: end}}}
-	}
 	e := &CastExpr{At: sp, Type: ty, Ptr: len(c.Stars), X: x}
 	if c.Open != "" {
 		e.Array = true
