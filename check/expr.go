@@ -466,7 +466,13 @@ func (c *checker) index(e *lang.IndexExpr) types.Type {
 	case types.String:
 		return types.U8
 	case types.Array:
-		t, _ := c.fromBTF(x.BTF.(*btf.Array).Type)
+		arr := x.BTF.(*btf.Array)
+		if k, ok := c.constInt(e.Index); ok && (k < 0 || uint64(k) >= uint64(arr.Nelems)) {
+			// bpftrace's words.
+			c.errorf(e.Index, "", "the index %d is out of bounds for array of size %d", k, arr.Nelems)
+			return types.Bad
+		}
+		t, _ := c.fromBTF(arr.Type)
 		t.User = x.User && t.Kind != types.Int
 		return t
 	case types.Ptr:

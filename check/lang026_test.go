@@ -135,3 +135,14 @@ func TestUnstableConfig(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// TestArrayIndexBounds checks a constant index past an array's end.
+func TestArrayIndexBounds(t *testing.T) {
+	_, err := checkText(t, "struct A { int x[4]; }\nbegin { $a = (struct A *)curtask; $x = $a->x[5] }")
+	if err == nil || !strings.Contains(err.Error(), "the index 5 is out of bounds for array of size 4") {
+		t.Errorf("got %v", err)
+	}
+	if _, err := checkText(t, "struct A { int x[4]; }\nbegin { $a = (struct A *)curtask; $x = $a->x[3] }"); err != nil {
+		t.Error(err)
+	}
+}
