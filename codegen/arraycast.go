@@ -77,3 +77,13 @@ func (g *gen) boolCast(c *lang.CastExpr) error {
 	g.mark(zero)
 	return g.vs.push(asm.R0)
 }
+
+// arrayInto copies an array member's bytes, ptr->x, into the slot at:
+// bpftrace's `$a = ptr->x`, indexed after.
+func (g *gen) arrayInto(e lang.Expr, at int16, size int) error {
+	if err := g.memberAddr(e, "copying this array", asm.R3); err != nil {
+		return err
+	}
+	g.probeRead(at, min(size, g.info.Types[e].Size))
+	return nil
+}

@@ -63,6 +63,7 @@ begin { $a = 10; @b = 5; inc($a, @b); $x = 100; @r = add_one($a) * 1000 + @b * 1
 		{"array cast of no size", `begin { $c = (int8[])-2; $i = 7; @r = $c[0] * 10 + $c[$i] }`, -21},
 		{"usermode in begin and __builtin_", `begin { @r = usermode * 10 + (__builtin_pid == pid()) }`, 11},
 		{"macro $ parameter of an expression", `macro add_one($x) { $x + 1 } begin { $a = 1; @r = add_one($a + 1) * 10 + add_one(5) }`, 36},
+		{"array member into a variable", `struct A { int x[4]; } begin { $p = (struct A *)curtask; $a = $p->x; @r = $a[1] == $p->x[1] && $a[3] == *((int32 *)curtask + 3) }`, 1},
 		// Integers through pointers: *p, p[i], p + n (n elements on).
 		{"pointer arithmetic", `begin { $p = (uint8 *)curtask; $q = (int32 *)$p; @r = *($q + 1) == $q[1] && *($p + 5) == $p[5] && (uint64)($q + 2) - (uint64)$q == 8 }`, 1},
 	}

@@ -13,7 +13,7 @@ import (
 // rounded up to 8, AddrSize for addresses.
 func SlotSize(t types.Type) int {
 	switch t.Kind {
-	case types.String:
+	case types.String, types.Array:
 		return (t.Size + 7) &^ 7
 	case types.Addr:
 		return AddrSize
@@ -111,6 +111,8 @@ func (g *gen) into(e lang.Expr, at int16, size int) error {
 		return g.endpointInto(e)(at)
 	case types.Packet:
 		return g.packetInto(at)
+	case types.Array:
+		return g.arrayInto(e, at, size)
 	}
 	return unsupported(e, "a "+t.String()+" value")
 }
