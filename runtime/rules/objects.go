@@ -24,7 +24,7 @@ var (
 	kubeProxyComment = regexp.MustCompile(`^([a-z0-9][-a-z0-9]*)/([a-z0-9][-a-z0-9.]*)(:[-a-zA-Z0-9_.]*)?(\s|$)`)
 	// kube-proxy's nftables chains: service-HASH-NS/NAME/PROTO/PORT,
 	// endpoint-HASH-NS/NAME/PROTO/PORT__IP/PORT, external-HASH-...
-	kubeProxyChain   = regexp.MustCompile(`^(?:service|endpoint|external)-[A-Z0-9]+-([a-z0-9][-a-z0-9]*)/([a-z0-9][-a-z0-9.]*)/[a-z]+/([-a-zA-Z0-9_.]*)`)
+	kubeProxyChain   = regexp.MustCompile(`^(?:service|endpoint|external)-[A-Z0-9]+-([a-z0-9][-a-z0-9]*)/([a-z0-9][-a-z0-9.]*)/[a-z]+/([-a-zA-Z0-9]*)`)
 	kubeRouterPolicy = regexp.MustCompile(`policy name:? ?(\S+) namespace:? ?(\S+)`)
 	kubeRouterPod    = regexp.MustCompile(`POD name:? ?(\S+) namespace:? ?(\S+)`)
 )
