@@ -90,7 +90,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	fs.Lookup("list").NoOptDefVal = "*"
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "verbose: prototypes with -l, timings, raw kernel errors")
 	fs.BoolVarP(&o.dump, "dump", "d", false, "print the syntax tree and the generated code, then exit")
-	fs.BoolVar(&o.nftrace, "nftrace", false, "name the nftables (and iptables-nft) rule that dropped a packet (whydrop, rule()): adds a table inet skbtrace_nftrace_PID to each network namespace with an nftables ruleset, whose chains set nftrace on its packets so that the kernel traces their verdicts; removed on exit (an owner table from Linux 5.12: removed by the kernel even after SIGKILL)")
+	fs.BoolVar(&o.nftrace, "nftrace", false, "name the nftables (and iptables-nft) rule that dropped a packet (whydrop, rule()): adds a table inet skbtrace_nftrace_PID to each network namespace with an nftables ruleset, whose chains set nftrace on its packets so that the kernel traces their verdicts; removed on exit (an owner table from Linux 5.12: removed by the kernel even after SIGKILL); with --netns, only in those namespaces")
 	fs.StringVarP(&o.format, "format", "f", "text", "output format: text or json (one object a line: each event and map; with --timeline or --graph, each block)")
 	fs.StringVarP(&o.output, "output", "o", "", "write output to `FILE`")
 	fs.StringVarP(&o.command, "command", "c", "", "run `CMD` and trace until it exits")

@@ -26,7 +26,7 @@ func startRules(o options, out *codegen.Output, stderr io.Writer) (*rules.Namer,
 	if !dropReasons() {
 		fmt.Fprintln(stderr, "skbtrace: rule(): this kernel's kfree_skb gives no drop reason (Linux 5.17 on): which rule or action dropped a packet cannot be told, and is not printed")
 	}
-	n, err := rules.New(rules.Options{Nftrace: o.nftrace, Warn: func(s string) { fmt.Fprintln(stderr, "skbtrace: "+s) }})
+	n, err := rules.New(rules.Options{Nftrace: o.nftrace, Netns: o.scope.Netns, Warn: func(s string) { fmt.Fprintln(stderr, "skbtrace: "+s) }})
 	if err != nil {
 		return nil, fmt.Errorf("--nftrace: %w", err)
 	}

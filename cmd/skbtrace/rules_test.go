@@ -120,7 +120,9 @@ table ip rt_nat {
 	for _, p := range ports {
 		send = append(send, "ip netns exec "+ns1+" "+sendCommand(fmt.Sprintf("10.200.32.2:%d", p), 1, 10, 0))
 	}
-	out, errs := whydropBin(t, strings.Join(send, "; "), "--nftrace")
+	// --netns: the trace table goes into the test's namespace alone,
+	// never the host's ruleset.
+	out, errs := whydropBin(t, strings.Join(send, "; "), "--nftrace", "--netns", ns2)
 	if !strings.Contains(errs, "skbtrace: --nftrace: table inet skbtrace_nftrace_") {
 		t.Errorf("stderr does not say where --nftrace put its table:\n%s", errs)
 	}
@@ -220,7 +222,8 @@ func TestWhydropNftraceOptIn(t *testing.T) {
 }
 
 // TestNftraceTableGoneAfterSIGKILL: --nftrace's table is an owner table,
-// which the kernel removes when skbtrace is killed (Linux 5.12 on).
+// which the kernel removes when skbtrace is killed (Linux 5.12 on); with
+// --netns it is in that namespace alone.
 func TestNftraceTableGoneAfterSIGKILL(t *testing.T) {
 	needTools(t, "nft")
 	_, ns2, _ := vethPair(t, 36)
@@ -229,7 +232,7 @@ func TestNftraceTableGoneAfterSIGKILL(t *testing.T) {
 		type filter hook input priority 0; policy accept;
 	}
 }`)
-	cmd := exec.Command(builtSkbtrace(t), "--nftrace", "--duration", "60s", "whydrop")
+	cmd := exec.Command(builtSkbtrace(t), "--nftrace", "--netns", ns2, "--duration", "60s", "whydrop")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -258,6 +261,9 @@ func TestNftraceTableGoneAfterSIGKILL(t *testing.T) {
 	}
 	if !strings.Contains(tables(), mine) {
 		t.Fatalf("no table %s while tracing:\n%s\n%s", mine, tables(), seen.String())
+	}
+	if host, _ := exec.Command("nft", "list", "tables").Output(); strings.Contains(string(host), mine) {
+		t.Fatalf("--netns %s, yet table %s is in the host's ruleset:\n%s", ns2, mine, host)
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()

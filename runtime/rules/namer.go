@@ -16,6 +16,10 @@ type Options struct {
 	// ruleset, removed on exit (Nftrace says how). Without it nftables
 	// rules are not named, and the first such drop says what it takes.
 	Nftrace bool
+	// Netns limits Nftrace's tables to these network namespaces (an ip
+	// netns name, a path such as /proc/PID/ns/net, or an inode number);
+	// none: every namespace with a ruleset.
+	Netns []string
 	// Warn says what cannot be done, once each; nil: stderr.
 	Warn func(string)
 }
@@ -78,7 +82,11 @@ func New(o Options) (*Namer, error) {
 		n.warnFunc = func(s string) { fmt.Fprintln(os.Stderr, "skbtrace: "+s) }
 	}
 	if o.Nftrace {
-		t, err := StartNftrace(n.warn)
+		only, err := netnsInodes(o.Netns)
+		if err != nil {
+			return nil, err
+		}
+		t, err := startNftrace(n.warn, only)
 		if err != nil {
 			return nil, err
 		}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -70,4 +71,29 @@ func inNetns(path string, fn func() error) error {
 		errc <- fn()
 	}()
 	return <-errc
+}
+
+// netnsInodes resolves network namespaces given as ip netns names, paths
+// or inode numbers; nil for none.
+func netnsInodes(specs []string) (map[uint64]bool, error) {
+	if len(specs) == 0 {
+		return nil, nil
+	}
+	m := map[uint64]bool{}
+	for _, s := range specs {
+		if n, err := strconv.ParseUint(s, 10, 64); err == nil {
+			m[n] = true
+			continue
+		}
+		path := s
+		if !strings.Contains(s, "/") {
+			path = "/run/netns/" + s
+		}
+		var st unix.Stat_t
+		if err := unix.Stat(path, &st); err != nil {
+			return nil, fmt.Errorf("network namespace %s: %w", s, err)
+		}
+		m[st.Ino] = true
+	}
+	return m, nil
 }

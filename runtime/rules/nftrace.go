@@ -63,7 +63,8 @@ type Nftrace struct {
 	skipped  map[uint64]bool // namespaces without an nftables ruleset, when last scanned
 	lastScan time.Time
 	warn     func(string)
-	plain    bool // the kernel refused NFT_TABLE_F_OWNER
+	plain    bool            // the kernel refused NFT_TABLE_F_OWNER
+	only     map[uint64]bool // the namespaces it may change; nil: all
 }
 
 type traceNet struct {
@@ -99,8 +100,11 @@ type traceDrop struct {
 // StartNftrace adds the trace table to every network namespace that has
 // an nftables ruleset, and listens to its traces. warn says, once each,
 // what it could not do.
-func StartNftrace(warn func(string)) (*Nftrace, error) {
-	t := &Nftrace{name: TablePrefix + strconv.Itoa(os.Getpid()), nets: map[uint64]*traceNet{}, skipped: map[uint64]bool{}, warn: warn}
+func StartNftrace(warn func(string)) (*Nftrace, error) { return startNftrace(warn, nil) }
+
+// startNftrace is StartNftrace in the namespaces only names (nil: all).
+func startNftrace(warn func(string), only map[uint64]bool) (*Nftrace, error) {
+	t := &Nftrace{name: TablePrefix + strconv.Itoa(os.Getpid()), nets: map[uint64]*traceNet{}, skipped: map[uint64]bool{}, warn: warn, only: only}
 	if err := t.scan(); err != nil {
 		t.Close()
 		return nil, err
@@ -113,7 +117,7 @@ func (t *Nftrace) scan() error {
 	t.lastScan = time.Now()
 	var firstErr error
 	for ino, path := range netnsPaths() {
-		if t.nets[ino] != nil {
+		if t.nets[ino] != nil || t.only != nil && !t.only[ino] {
 			continue
 		}
 		n := &traceNet{inode: ino, path: path, trace: -1}

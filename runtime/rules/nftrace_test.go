@@ -26,7 +26,12 @@ func TestNftraceTable(t *testing.T) {
 		udp dport 7001 counter drop comment "rt deny"
 	}
 }`)
-	tr, err := StartNftrace(func(s string) { t.Log(s) })
+	// Only the test's namespaces: never the host's ruleset.
+	only, err := netnsInodes([]string{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := startNftrace(func(s string) { t.Log(s) }, only)
 	if err != nil {
 		t.Fatal(err)
 	}
