@@ -7,7 +7,7 @@
 # the host's CPUs). Compared: whydrop as built at BASE (before rule names,
 # default 1fd256c; SKBTRACE_BASE gives a binary), whydrop now without
 # --nftrace (the rule() record and the whole-block record), and with
-# --nftrace (the kernel's trace messages, their match, and nft run for the
+# --nftrace --netns (the kernel's trace messages, their match, and nft run for the
 # rule's text). Run as root from the repository's top, under the kernel
 # lock: flock /tmp/skbtrace-e2e.lock bash bench/rules.sh [N] (a minute).
 set -euo pipefail
@@ -72,7 +72,7 @@ for port in 7001 9; do
 	[ "$port" = 9 ] && reason=NO_SOCKET
 	u=$(untraced $port)
 	echo "| $reason | untraced | $u | | | |"
-	for cfg in "base:$base" "now:$tmp/skbtrace" "nftrace:$tmp/skbtrace --nftrace"; do
+	for cfg in "base:$base" "now:$tmp/skbtrace" "nftrace:$tmp/skbtrace --nftrace --netns $ns"; do
 		name=${cfg%%:*}
 		cmd=${cfg#*:}
 		[ "$name" = nftrace ] && [ "$port" = 9 ] && continue
