@@ -65,6 +65,7 @@ type Nftrace struct {
 	warn     func(string)
 	plain    bool            // the kernel refused NFT_TABLE_F_OWNER
 	only     map[uint64]bool // the namespaces it may change; nil: all
+	done     chan struct{}   // closed by Close: read ends
 }
 
 type traceNet struct {
@@ -109,7 +110,48 @@ func startNftrace(warn func(string), only map[uint64]bool) (*Nftrace, error) {
 		t.Close()
 		return nil, err
 	}
+	t.done = make(chan struct{})
+	go t.read(t.done)
 	return t, nil
+}
+
+// read drains the trace sockets while skbtrace runs, not only when a drop
+// asks: every traced packet's verdicts come, accepted ones too, and a
+// socket left unread would fill and lose the drops' (ENOBUFS). Reads are
+// made under the lock, as take's, so no message is ever between a read and
+// the list take looks in.
+func (t *Nftrace) read(done <-chan struct{}) {
+	for {
+		t.mu.Lock()
+		var fds []unix.PollFd
+		for _, n := range t.nets {
+			if n.trace >= 0 {
+				fds = append(fds, unix.PollFd{Fd: int32(n.trace), Events: unix.POLLIN})
+			}
+		}
+		t.mu.Unlock()
+		select {
+		case <-done:
+			return
+		default:
+		}
+		if len(fds) == 0 {
+			select {
+			case <-done:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
+		}
+		if _, err := unix.Poll(fds, 100); err != nil && !errors.Is(err, unix.EINTR) {
+			return
+		}
+		t.mu.Lock()
+		for _, n := range t.nets {
+			n.drain()
+		}
+		t.mu.Unlock()
+	}
 }
 
 // scan adds the table to the namespaces with a ruleset not yet traced.
@@ -267,6 +309,10 @@ func (t *Nftrace) Close() error {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.done != nil {
+		close(t.done)
+		t.done = nil
+	}
 	for ino, n := range t.nets {
 		n.close(t.name)
 		delete(t.nets, ino)
