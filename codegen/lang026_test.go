@@ -52,6 +52,7 @@ begin { $a = 10; @b = 5; inc($a, @b); $x = 100; @r = add_one($a) * 1000 + @b * 1
 		// strcontains, strerror, signal_name, pton.
 		{"strcontains", `begin { @r = strcontains("hello world", "o w") * 100 + strcontains("hello", "lol") * 10 + strcontains("ab", "") }`, 101},
 		{"strerror and signal_name", `begin { @r = (strerror(1) == "Operation not permitted") * 10 + (signal_name(9) == "SIGKILL") }`, 11},
+		{"strerror and signal_name of run-time values", `begin { $e = -13; $s = 9; @r = (strerror($e) == "Permission denied") * 10 + (signal_name($s) == "SIGKILL") }`, 11},
 		{"pton", `begin { @r = (uint32)pton("127.0.0.1") }`, 0x0100007f},
 		// Division by a zero known only when the probe runs is 1, as bpftrace's.
 		{"division by zero", `begin { $z = 0; @r = 10 / $z * 10 + 7 % $z }`, 11},

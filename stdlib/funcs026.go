@@ -28,14 +28,13 @@ var funcs026 = []*Func{
 // ConstStrLen is the size of the strings strerror and signal_name make.
 const ConstStrLen = 64
 
-// constStrFunc is a function of an integer known when the script is
-// compiled whose value is a string: the checker computes it.
+// constStrFunc is a function of an integer whose value is a string: the
+// checker computes it where the integer is a constant, the program reads
+// it from a table the compiler fills (codegen/strtable.go) where not.
 func constStrFunc(name, sig, doc string) *Func {
 	return &Func{Name: name, Sig: sig, Doc: doc, Infer: func(c Call) types.Type {
-		if arity(c, sig, 1, 1) && intArg(c, 0, name) {
-			if _, ok := c.ConstInt(0); !ok {
-				c.Errorf(0, "a constant, e.g. "+name+"(1); a value known only when the probe runs is printed as a number", "%s() of a value known only when the probe runs is not supported", name)
-			}
+		if arity(c, sig, 1, 1) {
+			intArg(c, 0, name)
 		}
 		return types.Str(ConstStrLen)
 	}}
