@@ -40,11 +40,11 @@ table inet rulesbench {
 	}
 }
 NFT
-# run BIN PORT FLAGS...: the sender's rate and how many blocks named the rule.
+# run PORT BIN FLAGS...: the sender's rate and how many blocks named the rule.
 run() {
-	local bin=$1 port=$2
-	shift 2
-	if ! "$bin" "$@" -c "ip netns exec $ns $tmp/udpflood -n $n -port $port" whydrop >"$tmp/out" 2>"$tmp/err"; then
+	local port=$1
+	shift
+	if ! "$@" -c "ip netns exec $ns $tmp/udpflood -n $n -port $port" whydrop >"$tmp/out" 2>"$tmp/err"; then
 		cat "$tmp/err" >&2
 		echo "0 0 0"
 		return
@@ -78,7 +78,7 @@ for port in 7001 9; do
 		[ "$name" = nftrace ] && [ "$port" = 9 ] && continue
 		rates=() lastd=0 lastn=0
 		for i in 1 2 3; do
-			read -r rate drops named < <(run $cmd $port)
+			read -r rate drops named < <(run "$port" $cmd)
 			rates+=("$rate")
 			lastd=$drops lastn=$named
 		done
