@@ -190,7 +190,7 @@ func (x *macroExpander) expr(e Expr) Expr {
 		if a, ok := n.(*AssignStmt); ok && !bad {
 			if v, ok := a.Target.(*VarExpr); ok {
 				if arg, ok := exprs["$"+v.Name]; ok {
-					x.d.Add(arg.Span(), "pass a scratch variable, e.g. $x", "macro %s changes $%s: it needs a scratch variable, not an expression", name, v.Name)
+					x.d.Add(arg.Span(), "pass a scratch variable, e.g. $x", "macro %s expects a scratch variable for $%s, which its body changes", name, v.Name)
 					bad = true
 				}
 			}

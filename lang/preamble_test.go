@@ -62,7 +62,7 @@ let @c = hash(1_000);
 		{"struct { int a; }\nbegin { }", "an anonymous struct cannot be used"},
 		{"typedef int foo;\nbegin { }", "typedef is not supported"},
 		{"macro f(x) { x }\nbegin { f(1, 2) }", "t.bt:2:9: macro f takes 1 arguments, got 2"},
-		{"macro f($x) { $x = 2; }\nbegin { f(1) }", "t.bt:2:11: macro f changes $x: it needs a scratch variable"},
+		{"macro f($x) { $x = 2; }\nbegin { f(1) }", "t.bt:2:11: macro f expects a scratch variable for $x"},
 		{"macro f(@m) { @m }\nbegin { f($x) }", "macro f expects a map for @m"},
 		{"macro f() { @x++ }\nbegin { f() }", "t.bt:1:13: macro f uses @x, which is not one of its parameters"},
 		{"macro f() { f() }\nbegin { f() }", "macro f expands too deeply"},
