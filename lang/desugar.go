@@ -78,10 +78,12 @@ func (ds *desugarer) stmt(s Stmt) []Stmt {
 		switch x := Unparen(s.X).(type) {
 		case *BlockExpr:
 			stmts := ds.stmts(x.Stmts)
-			if x.Value != nil {
+			if x.Value != nil && !pure(x.Value) {
+				// A block's value dropped: bpftrace warns, and runs what
+				// has an effect (a macro's `x;` of a call).
 				stmts = append(stmts, ds.stmt(&ExprStmt{At: x.Value.Span(), X: x.Value})...)
 			}
-			return []Stmt{&Block{At: x.At, Stmts: stmts}}
+			return []Stmt{&Block{At: x.At, Stmts: withoutPure(stmts)}}
 		case *IncDecExpr:
 			return ds.stmt(incAssign(x))
 		case *CondExpr:
@@ -263,4 +265,34 @@ func boolInt(b bool) uint64 {
 		return 1
 	}
 	return 0
+}
+
+// pure reports whether an expression has no effect: a variable, a map
+// read, a literal, a builtin value, or operators of those. A statement
+// of one does nothing.
+func pure(e Expr) bool {
+	p := true
+	Inspect(e, func(n Node) bool {
+		switch n.(type) {
+		case *CallExpr, *BlockExpr, *IncDecExpr:
+			p = false
+		}
+		return p
+	})
+	return p
+}
+
+// withoutPure drops the statements of a block expression (a macro's
+// body, where `x;` names an argument) that do nothing; bpftrace warns of
+// a discarded value, skbtrace leaves them out. Elsewhere such a statement
+// is an error the checker reports.
+func withoutPure(stmts []Stmt) []Stmt {
+	out := stmts[:0]
+	for _, s := range stmts {
+		if x, ok := s.(*ExprStmt); ok && pure(x.X) {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
 }

@@ -33,6 +33,7 @@ func TestDesugar(t *testing.T) {
 		{`begin { $c ? printf("a") : printf("b") }`, `begin { if ($c) { printf("a") } else { printf("b") } }`},
 		{`begin { { printf("a") } }`, `begin { { printf("a") } }`},
 		{`begin { print({ $a = 1; $a }) }`, `begin { $a = 1; print($a) }`},
+		{`macro m(x) { x; x; } begin { $a = 1; m($a) }`, `begin { $a = 1; { } }`},
 		{`tracepoint:a:b /{ $a = 1; $a }/ { print(1) }`, `tracepoint:a:b { $a = 1; if ($a) { print(1) } }`},
 	}
 	for _, c := range cases {
