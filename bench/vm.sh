@@ -10,7 +10,8 @@
 # KERNELS: default 5.10,6.1,6.12,6.12-arm64 (run.sh's names; an arm64 kernel runs
 # an arm64 build). SKBTRACE=FILE and SKBTRACE_ARM64=FILE measure given builds
 # (an earlier commit's, say) instead of this tree's; LABEL= names them in the
-# table. Run as root; about an hour for the four kernels.
+# table; BACKENDS="auto kprobe" measures those rows alone. Run as root; about an
+# hour for the four kernels.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:$PATH
@@ -28,7 +29,9 @@ lock=${VMLOCK-/tmp/skbtrace-vm.lock}
 (while sleep 2; do for p in $(pgrep -f '^qemu-system'); do renice -n "${VMNICE:--15}" -p "$p" >/dev/null 2>&1; done; done) &
 renicer=$!
 trap 'kill $renicer 2>/dev/null; rm -rf "$out"' EXIT
-${lock:+flock "$lock"} test/vm/run.sh -t 3600 -T 14400 -k "$kernels" -a "$binarm" -s bench/vm/filter.sh "$bin" | tee "$out/run.txt" || true
+# BACKENDS (default all: auto, kprobe-multi, fentry, kprobe) chooses the rows.
+echo "${BACKENDS:-auto kprobe-multi fentry kprobe}" >"$out/backends"
+${lock:+flock "$lock"} test/vm/run.sh -t 3600 -T 14400 -k "$kernels" -a "$binarm" -s bench/vm/filter.sh "$bin" "$out/backends" | tee "$out/run.txt" || true
 # (An arm64 guest's virtio console ends its lines with CR LF.)
 sed -i 's/\r$//' "$out/run.txt"
 accel=$(awk '/^##### kernel/ {for (i = 1; i < NF; i++) if ($i == "accel") a = $(i + 1)} END {sub(/,$/, "", a); print a}' "$out/run.txt")

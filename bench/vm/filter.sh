@@ -38,7 +38,10 @@ stats() { vmtool progstats | sed 's/[a-z]*=//g'; }
 base=$(flood 20000 10)
 echo "##### $KV: 20000 datagrams untraced in $base s"
 autoused=
-for b in ${BACKENDS:-auto kprobe-multi fentry kprobe}; do
+# The backends measured: bench/vm.sh's BACKENDS, in /vm/backends.
+backends="auto kprobe-multi fentry kprobe"
+[ -s /vm/backends ] && backends=$(cat /vm/backends)
+for b in $backends; do
   # auto's own row stands for the backend it chose.
   [ "$b" = "$autoused" ] && continue
   waithelpers
