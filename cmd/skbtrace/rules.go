@@ -23,10 +23,17 @@ func startRules(o options, out *codegen.Output, stderr io.Writer) (*rules.Namer,
 		}
 		return nil, nil
 	}
+	nftrace := o.nftrace
 	if !dropReasons() {
 		fmt.Fprintln(stderr, "skbtrace: rule(): this kernel's kfree_skb gives no drop reason (Linux 5.17 on): which rule or action dropped a packet cannot be told, and is not printed")
+		if nftrace {
+			// No drop would be known to be netfilter's: the ruleset is
+			// left alone.
+			fmt.Fprintln(stderr, "skbtrace: --nftrace: no table added: without drop reasons no drop is known to be netfilter's")
+			nftrace = false
+		}
 	}
-	n, err := rules.New(rules.Options{Nftrace: o.nftrace, Netns: o.scope.Netns, Warn: func(s string) { fmt.Fprintln(stderr, "skbtrace: "+s) }})
+	n, err := rules.New(rules.Options{Nftrace: nftrace, Netns: o.scope.Netns, Warn: func(s string) { fmt.Fprintln(stderr, "skbtrace: "+s) }})
 	if err != nil {
 		return nil, fmt.Errorf("--nftrace: %w", err)
 	}

@@ -245,8 +245,8 @@ func (t *Nftrace) setup(n *traceNet) error {
 	}
 	n.owner = !t.plain
 	err = ctl.batch(t.tableMsgs(n.owner)...)
-	if n.owner && errors.Is(err, unix.EOPNOTSUPP) {
-		// Before 5.12: no owner tables.
+	if n.owner && (errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EINVAL)) {
+		// Before 5.12: no owner tables (5.10 says EINVAL of the flag).
 		t.plain, n.owner = true, false
 		t.warn(fmt.Sprintf("this kernel has no owner tables (NFT_TABLE_F_OWNER, 5.12): table inet %s is deleted at exit; after a SIGKILL, by the next skbtrace --nftrace", t.name))
 		err = ctl.batch(t.tableMsgs(false)...)
