@@ -64,7 +64,8 @@ func progsAfter(after ebpf.ProgramID) []progSize {
 }
 
 // attachedSize runs a tool on a script until it says it has attached
-// (skbtrace's "tracing", bpftrace's "Attaching") and a program it loaded
+// (skbtrace's "tracing"; "Attached" for a bpftrace program, as bpftrace
+// 0.24 and later say it, "Attaching" before) and a program it loaded
 // is there, reads the size of the largest, and stops the tool.
 func attachedSize(tool string, args ...string) (progSize, error) {
 	before := lastProgID()
@@ -75,7 +76,7 @@ func attachedSize(tool string, args ...string) (progSize, error) {
 	defer r.stop()
 	var best progSize
 	err = r.until(func(out string) bool {
-		if !strings.Contains(out, "tracing ") && !strings.Contains(out, "Attaching ") {
+		if !strings.Contains(out, "tracing ") && !strings.Contains(out, "Attaching ") && !strings.Contains(out, "Attached ") {
 			return false
 		}
 		// bpftrace says it attaches before it loads: wait for the program.
