@@ -89,9 +89,15 @@ func readTC(nsPath, dev, hook string) ([]tcAction, string, error) {
 	if err != nil {
 		return nil, qdisc, err
 	}
+	acts, err := parseTCFilters(out, dev, hook, qdisc)
+	return acts, qdisc, err
+}
+
+// parseTCFilters reads tc -s -j filter show's output: each filter's actions.
+func parseTCFilters(out []byte, dev, hook, qdisc string) ([]tcAction, error) {
 	var filters []tcFilterJSON
 	if err := json.Unmarshal(out, &filters); err != nil {
-		return nil, qdisc, fmt.Errorf("tc filter show dev %s %s: %w", dev, hook, err)
+		return nil, fmt.Errorf("tc filter show dev %s %s: %w", dev, hook, err)
 	}
 	var acts []tcAction
 	for _, f := range filters {
@@ -114,7 +120,7 @@ func readTC(nsPath, dev, hook string) ([]tcAction, string, error) {
 			acts = append(acts, t)
 		}
 	}
-	return acts, qdisc, nil
+	return acts, nil
 }
 
 // describeAction is an action as tc prints its first line, shortened:
@@ -193,6 +199,13 @@ func (t *tcActs) name(ns, nsPath, dev, hook string) (tcAction, int, string, erro
 	if err != nil {
 		return tcAction{}, 0, qdisc, err
 	}
+	a, n := t.credited(ns, acts)
+	return a, n, qdisc, nil
+}
+
+// credited credits the drops counted since the last read and takes one
+// from the one action with credit: how many have credit otherwise.
+func (t *tcActs) credited(ns string, acts []tcAction) (tcAction, int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.update(ns, acts)
@@ -203,8 +216,8 @@ func (t *tcActs) name(ns, nsPath, dev, hook string) (tcAction, int, string, erro
 		}
 	}
 	if len(hit) != 1 {
-		return tcAction{}, len(hit), qdisc, nil
+		return tcAction{}, len(hit)
 	}
 	t.credit[ns+"\x00"+hit[0].key]--
-	return hit[0], 1, qdisc, nil
+	return hit[0], 1
 }
