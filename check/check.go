@@ -111,6 +111,9 @@ func check(s *lang.Script, opts Options, mapHints map[string]*MapInfo) (*Info, m
 }
 
 type checker struct {
+	// dead counts the if branches being checked that a constant
+	// condition leaves out: fail() there is not reached.
+	dead  int
 	src   *lang.Source
 	opts  Options
 	diags *lang.Diagnostics

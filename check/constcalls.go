@@ -13,7 +13,7 @@ import (
 // constCall records the value of a call the checker computes:
 // strerror(N) and signal_name(N) of a constant N are strings.
 func (c *checker) constCall(e *lang.CallExpr) {
-	if len(e.Args) != 1 {
+	if c.constCall026(e) || len(e.Args) != 1 {
 		return
 	}
 	n, ok := c.constInt(e.Args[0])

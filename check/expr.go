@@ -105,6 +105,9 @@ func (c *checker) ident(e *lang.Ident) types.Type {
 	if f := c.xdpField(e.Name); f != nil {
 		return c.useField(e, f)
 	}
+	if e.Name == "probetype" {
+		return c.probeType(e)
+	}
 	if f := stdlib.LookupField(e.Name); f != nil {
 		return c.useField(e, f)
 	}

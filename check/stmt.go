@@ -28,9 +28,11 @@ func (c *checker) stmt(s lang.Stmt) {
 			return
 		}
 		c.wantCond(s.Cond, c.expr(s.Cond), "an if condition")
-		c.block(s.Then)
+		// fail() in a branch a constant condition leaves out is not reached.
+		v, known := c.constBool(s.Cond)
+		c.deadIf(known && !v, func() { c.block(s.Then) })
 		if s.Else != nil {
-			c.stmt(s.Else)
+			c.deadIf(known && v, func() { c.stmt(s.Else) })
 		}
 	case *lang.ExprStmt:
 		call, ok := s.X.(*lang.CallExpr)

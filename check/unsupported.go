@@ -6,13 +6,10 @@ package check
 var unsupportedBuiltins = map[string]string{
 	"ustack":      "user-space stacks are not supported: kstack is the kernel's; in a uprobe, func and probe say where it fired",
 	"uaddr":       "user-space symbols are not supported: print the address with %x",
-	"uptr":        "a uprobe reads its pointers from the traced process's memory already, and other probes the kernel's: drop uptr()",
-	"kptr":        "every pointer is a kernel pointer here; drop kptr()",
 	"system":      "running commands from a probe is out of scope (bpftrace --unsafe); use -c CMD",
 	"signal":      "sending signals is out of scope: skbtrace only observes",
 	"override":    "changing return values is out of scope: skbtrace only observes",
 	"path":        "file paths are out of scope: skbtrace traces packets",
-	"cgroupid":    "cgroups are not yet supported",
 	"cgroup_path": "cgroups are not yet supported",
 	"reg":         "registers are not exposed: use arg0..arg5 or args.NAME",
 	"sizeof":      "not yet: write the size as a number",

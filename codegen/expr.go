@@ -230,6 +230,14 @@ func (g *gen) expr(e lang.Expr) error {
 			return g.elemCall(e)
 		case "strcontains":
 			return g.strcontains(e)
+		case "kptr", "uptr":
+			return g.expr(e.Args[0])
+		case "strlen":
+			return g.strlen(e)
+		case "strstr":
+			return g.strstr(e)
+		case "memcmp":
+			return g.memcmp(e)
 		case "strncmp":
 			return g.strncmp(e)
 		}

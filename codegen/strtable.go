@@ -12,15 +12,16 @@ import (
 	"github.com/skbtrace/skbtrace/stdlib"
 )
 
-// strerror(e) and signal_name(n) of a value known only when the probe
+// strerror(e), signal_name(n) and syscall_name(n) of a value known only when the probe
 // runs read their text from a read-only table the compiler fills: the
 // errors' texts as strerror(3) has them (Go's, glibc's table,
 // capitalised), the signals' names. A number past the table is "".
 const (
-	ErrnoTable  = "strerror"
-	SignalTable = "signame"
-	errnoCount  = 134
-	signalCount = 65
+	ErrnoTable   = "strerror"
+	SignalTable  = "signame"
+	SyscallTable = "sysname"
+	errnoCount   = 134
+	signalCount  = 65
 )
 
 // strTable adds the table of name.
@@ -29,8 +30,11 @@ func (ms *mapSet) strTable(name string) {
 		return
 	}
 	n := errnoCount
-	if name == SignalTable {
+	switch name {
+	case SignalTable:
 		n = signalCount
+	case SyscallTable:
+		n = stdlib.SyscallCount()
 	}
 	spec := &ebpf.MapSpec{Name: name, Type: ebpf.Array, KeySize: 4, ValueSize: stdlib.ConstStrLen, MaxEntries: uint32(n),
 		Flags: unix.BPF_F_RDONLY_PROG}
@@ -38,6 +42,8 @@ func (ms *mapSet) strTable(name string) {
 		var text string
 		if name == SignalTable {
 			text = unix.SignalName(syscall.Signal(i))
+		} else if name == SyscallTable {
+			text = stdlib.SyscallName(int64(i))
 		} else if i == 0 {
 			text = "Success"
 		} else if s := syscall.Errno(i).Error(); !strings.HasPrefix(s, "errno ") {
@@ -54,8 +60,11 @@ func (ms *mapSet) strTable(name string) {
 // zeroed slot at: x (its magnitude: syscalls return -EPERM) looked up.
 func (g *gen) tableString(c *lang.CallExpr, at int16, size int) error {
 	table := ErrnoTable
-	if c.Name == "signal_name" {
+	switch c.Name {
+	case "signal_name":
 		table = SignalTable
+	case "syscall_name":
+		table = SyscallTable
 	}
 	g.maps.strTable(table)
 	if err := g.expr(c.Args[0]); err != nil {

@@ -91,7 +91,7 @@ func (g *gen) into(e lang.Expr, at int16, size int) error {
 			return g.arrayCastInto(x, at)
 		}
 	case *lang.CallExpr:
-		if _, known := g.info.Consts[x]; !known && (x.Name == "strerror" || x.Name == "signal_name") {
+		if _, known := g.info.Consts[x]; !known && (x.Name == "strerror" || x.Name == "signal_name" || x.Name == "syscall_name") {
 			return g.tableString(x, at, size)
 		}
 		if x.Name == "rule" {

@@ -1,0 +1,48 @@
+package stdlib
+
+import "github.com/skbtrace/skbtrace/lang/types"
+
+// bpftrace 0.26's string functions beyond strcontains (stdlib.md),
+// computed in the program (codegen/strfuncs.go).
+var funcsString = []*Func{
+	{Name: "strlen", Sig: "strlen(s)", Doc: "the length of a string: its bytes before the first NUL", Infer: func(c Call) types.Type {
+		if arity(c, "strlen(s)", 1, 1) {
+			stringArg(c, 0, "strlen", `e.g. strlen(comm)`)
+		}
+		return types.U64
+	}},
+	{Name: "strstr", Sig: `strstr(haystack, "needle")`, Doc: "where needle (a string known when the script is compiled) first is in haystack, from 0; -1 where it is not", Infer: func(c Call) types.Type {
+		const hint = `e.g. strstr(comm, "ssh")`
+		if arity(c, `strstr(haystack, "needle")`, 2, 2) {
+			stringArg(c, 0, "strstr", hint)
+			if _, ok := c.ConstStr(1); !ok && c.Arg(1).Kind != types.Invalid {
+				c.Errorf(1, hint, "strstr's needle must be a string known when the script is compiled")
+			}
+		}
+		return types.S64
+	}},
+	{Name: "memcmp", Sig: "memcmp(left, right, count)", Doc: "compares the first count bytes (a constant) of two strings or arrays: 0 where they are the same, else the first differing byte of left less that of right", Infer: func(c Call) types.Type {
+		const hint = "e.g. memcmp(comm, \"sshd\", 4)"
+		if !arity(c, "memcmp(left, right, count)", 3, 3) {
+			return types.S64
+		}
+		for i := range 2 {
+			if t := c.Arg(i); t.Kind != types.String && t.Kind != types.Array && t.Kind != types.Invalid {
+				c.Errorf(i, hint, "memcmp compares strings or arrays, got %s", t)
+			}
+		}
+		if n, ok := c.ConstInt(2); !ok && c.Arg(2).Kind != types.Invalid {
+			c.Errorf(2, hint, "memcmp's count must be known when the script is compiled")
+		} else if ok && (n < 0 || n > 1024) {
+			c.Errorf(2, hint, "memcmp's count must be 0 to 1024, got %d", n)
+		}
+		return types.S64
+	}},
+}
+
+// stringArg checks that argument i is a string.
+func stringArg(c Call, i int, fn, hint string) {
+	if t := c.Arg(i); (t.Kind != types.String || t.Fmt == types.FmtBuf) && t.Kind != types.Invalid {
+		c.Errorf(i, hint, "%s needs a string, got %s", fn, t)
+	}
+}
