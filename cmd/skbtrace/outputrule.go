@@ -11,8 +11,8 @@ import (
 // The output rule: a program that bpftrace could run as well, one with
 // none of skbtrace's packet words (an skb:, skbret:, bpf: or bpfret:
 // probe; a packet field such as len, dev, saddr, dport, reason or skb; a
-// packet flag: --filter, --timeline, --graph, -w, the pod filters), is a
-// bpftrace program and prints what bpftrace 0.26 prints: print() of a
+// packet flag: --filter, --timeline, --graph, -w, the pod filters) and not
+// in a .st file (skbtrace's own, the bundled tools'), is a bpftrace program and prints what bpftrace 0.26 prints: print() of a
 // value as bpftrace prints it, the maps at exit in bpftrace's layout,
 // "Attached N probes" on stderr, and -f json in bpftrace's schema. A
 // program with one is skbtrace's: print() prints skbtrace's event line,
@@ -34,7 +34,8 @@ const packetNeeds = stdlib.NeedSkb | stdlib.NeedReason | stdlib.NeedEntry | stdl
 // the checker rewrites any) and what the checker learnt of it.
 func outputFor(o options, kinds []lang.ProbeKind, s *lang.Script, info *check.Info) outputKind {
 	bt := strings.HasSuffix(s.Src.Name, ".bt")
-	packets := o.filter != "" || o.timeline || o.graph || o.write != "" || !o.scope.Empty()
+	// A .st file, a bundled tool among them, is written for skbtrace.
+	packets := strings.HasSuffix(s.Src.Name, ".st") || o.filter != "" || o.timeline || o.graph || o.write != "" || !o.scope.Empty()
 	for _, k := range kinds {
 		switch k {
 		case lang.ProbeSkb, lang.ProbeSkbRet, lang.ProbeBpf, lang.ProbeBpfRet:
