@@ -91,6 +91,7 @@ func (c *checker) call(e *lang.CallExpr, asStmt, asMapValue bool) types.Type {
 	if misused {
 		return types.Bad
 	}
+	c.info.Types[e] = t // constCall's getopt reads it
 	c.constCall(e)
 	if e.Name == "delete" && len(e.Args) == 1 && cc.IsMap(0) {
 		c.scalarDeletes = append(c.scalarDeletes, e)

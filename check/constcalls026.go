@@ -59,6 +59,8 @@ func (c *checker) constCall026(e *lang.CallExpr) bool {
 		} else if !v && c.dead == 0 {
 			c.errorf(e, "", "%s", c.info.Consts[lang.Unparen(e.Args[1])].Str)
 		}
+	case "getopt":
+		c.getopt(e, c.info.Types[e])
 	case "fail":
 		if c.dead > 0 || len(e.Args) == 0 {
 			break

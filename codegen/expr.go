@@ -230,6 +230,10 @@ func (g *gen) expr(e lang.Expr) error {
 			return g.elemCall(e)
 		case "strcontains":
 			return g.strcontains(e)
+		case "globmatch":
+			return g.globmatch(e)
+		case "percpu_kaddr":
+			return g.percpuKaddr(e)
 		case "kptr", "uptr":
 			return g.expr(e.Args[0])
 		case "strlen":

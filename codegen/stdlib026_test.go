@@ -18,6 +18,9 @@ func TestStdlib026Run(t *testing.T) {
 		{"syscall_name of a value", `begin { $n = 0; $s = syscall_name($n); @r = strlen($s) > 0 }`, 1},
 		{"kptr", `begin { @r = kptr(curtask) == curtask }`, 1},
 		{"static_assert", `begin { static_assert(1 < 2, "no"); @r = 7 }`, 7},
+		{"find", `begin { @m[3] = 40; $v = 0; $f = find(@m, 3, $v); $g = find(@m, 4, $v); @r = $v + $f * 2 + $g }`, 42},
+		{"globmatch", `begin { @r = globmatch("hello", "h*l?o") * 10 + globmatch("hello", "*x*") }`, 10},
+		{"getopt default", `begin { @r = getopt("n", 5) }`, 5},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

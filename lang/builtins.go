@@ -86,6 +86,10 @@ func builtinCall(e Expr, d *Diagnostics) Expr {
 		return groupLeaderComm(c.At, task)
 	case c.Name == "assert" && len(c.Args) == 2:
 		return assertCall(c)
+	case c.Name == "socket_cookie" && len(c.Args) == 1:
+		return socketCookie(c)
+	case c.Name == "find" && len(c.Args) == 3:
+		return findCall(c, d)
 	case c.Name == "pton" && len(c.Args) == 1:
 		return pton(c, d)
 	case c.Name == "nsecs" && len(c.Args) == 1:

@@ -386,7 +386,7 @@ func swap(name string, t types.Type) *Func {
 // id, 8 bytes each.
 const UsymSize = 16
 
-var funcIndex = byName(slices.Concat(Funcs, funcs026, funcsCompileTime, funcsString, pcapFuncs, scopeFuncs), func(f *Func) string { return f.Name })
+var funcIndex = byName(slices.Concat(Funcs, funcs026, funcsCompileTime, funcsString, funcsRewritten, pcapFuncs, scopeFuncs), func(f *Func) string { return f.Name })
 
 // LookupFunc finds a builtin function.
 func LookupFunc(name string) *Func { return funcIndex[name] }
@@ -394,7 +394,7 @@ func LookupFunc(name string) *Func { return funcIndex[name] }
 // FuncNames lists the functions' names, sorted, for hints.
 func FuncNames() []string {
 	n := make([]string, 0, len(Funcs)+1)
-	for _, f := range slices.Concat(Funcs, funcs026, funcsCompileTime, funcsString, pcapFuncs) {
+	for _, f := range slices.Concat(Funcs, funcs026, funcsCompileTime, funcsString, funcsRewritten, pcapFuncs) {
 		if !f.Internal {
 			n = append(n, f.Name)
 		}

@@ -1,6 +1,10 @@
 package stdlib
 
-import "github.com/skbtrace/skbtrace/lang/types"
+import (
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/skbtrace/skbtrace/lang/types"
+)
 
 // bpftrace 0.26's compile-time functions (stdlib.md): what an expression's
 // type is, the checker's assertions, and values the checker computes
@@ -59,6 +63,8 @@ var funcsCompileTime = []*Func{
 		}
 		return types.U64
 	}},
+	getopt,
+	percpuKaddr,
 	constStrFunc("syscall_name", "syscall_name(nr)", "a system call's name by its number on this architecture: syscall_name(0) is \"read\" on x86_64"),
 }
 
@@ -71,3 +77,63 @@ func typePred(name, what string) *Func {
 		return types.Bool
 	}}
 }
+
+// getopt is bpftrace 0.26's getopt("name"[, default[, "description"]]):
+// the script's named argument --name=VALUE (after the positional ones),
+// typed by its default: a bool without one. The checker reads it
+// (check/getopt.go).
+var getopt = &Func{Name: "getopt", Sig: `getopt("name" [, default [, "description"]])`, Doc: "the script's named argument --name=VALUE given after its other arguments, typed by the default: a bool (--name alone is true) where none is given", Infer: func(c Call) types.Type {
+	const sig = `getopt("name" [, default [, "description"]])`
+	if !arity(c, sig, 1, 3) {
+		return types.Bad
+	}
+	if _, ok := c.ConstStr(0); !ok && c.Arg(0).Kind != types.Invalid {
+		c.Errorf(0, `e.g. getopt("count", 10)`, "getopt needs the argument's name as a string literal")
+	}
+	if c.NArgs() == 3 {
+		if _, ok := c.ConstStr(2); !ok && c.Arg(2).Kind != types.Invalid {
+			c.Errorf(2, `e.g. getopt("count", 10, "how many")`, "getopt's description must be a string literal")
+		}
+	}
+	if c.NArgs() == 1 {
+		return types.Bool
+	}
+	switch d := c.Arg(1); {
+	case d.Fmt == types.FmtBool:
+		return types.Bool
+	case d.IsInt():
+		if _, ok := c.ConstInt(1); !ok {
+			c.Errorf(1, `e.g. getopt("count", 10)`, "getopt's default must be known when the script is compiled")
+		}
+		return types.S64
+	case d.Kind == types.String:
+		if _, ok := c.ConstStr(1); !ok {
+			c.Errorf(1, `e.g. getopt("name", "eth0")`, "getopt's default must be a string literal")
+		}
+		return types.Str(ConstStrLen)
+	case d.Kind == types.Invalid:
+		return types.Bad
+	}
+	c.Errorf(1, `e.g. getopt("count", 10)`, "getopt's default is a bool, an integer or a string, got %s", c.Arg(1))
+	return types.Bad
+}}
+
+// u64Type is what percpu_kaddr's pointer points to.
+var u64Type = &btf.Int{Name: "uint64", Size: 8}
+
+// percpuKaddr is percpu_kaddr("name"[, cpu]): the address of a per-CPU
+// kernel variable (BTF's .data..percpu) on this CPU or CPU cpu (NULL past
+// the last), by bpf_this_cpu_ptr and bpf_per_cpu_ptr (codegen/percpu.go).
+var percpuKaddr = &Func{Name: "percpu_kaddr", Sig: `percpu_kaddr("name" [, cpu])`, Doc: "the address of a per-CPU kernel variable (from BTF) on this CPU, or on CPU cpu (0 past the last CPU)", Infer: func(c Call) types.Type {
+	t := types.Type{Kind: types.Ptr, Size: 8, BTF: u64Type}
+	if !arity(c, `percpu_kaddr("name" [, cpu])`, 1, 2) {
+		return t
+	}
+	if _, ok := c.ConstStr(0); !ok && c.Arg(0).Kind != types.Invalid {
+		c.Errorf(0, `e.g. percpu_kaddr("runqueues")`, "percpu_kaddr needs the variable's name as a string literal")
+	}
+	if c.NArgs() == 2 {
+		intArg(c, 1, "percpu_kaddr's cpu")
+	}
+	return t
+}}

@@ -21,6 +21,7 @@ var funcsString = []*Func{
 		}
 		return types.S64
 	}},
+	globmatch,
 	{Name: "memcmp", Sig: "memcmp(left, right, count)", Doc: "compares the first count bytes (a constant) of two strings or arrays: 0 where they are the same, else the first differing byte of left less that of right", Infer: func(c Call) types.Type {
 		const hint = "e.g. memcmp(comm, \"sshd\", 4)"
 		if !arity(c, "memcmp(left, right, count)", 3, 3) {
@@ -46,3 +47,40 @@ func stringArg(c Call, i int, fn, hint string) {
 		c.Errorf(i, hint, "%s needs a string, got %s", fn, t)
 	}
 }
+
+// funcsRewritten are bpftrace 0.26's functions the parser writes as other
+// code (lang/findcall.go, lang/socketcookie.go); a call it leaves is one
+// of the wrong form, which these declarations report.
+var funcsRewritten = []*Func{
+	rewritten("find", "find(@map, key, $value)", "whether the map has the key; where it has, $value is set to its value", 3),
+	rewritten("socket_cookie", "socket_cookie(sk)", "the socket's cookie (sk->__sk_common.skc_cookie; 0 where the kernel gave it none yet)", 1),
+}
+
+func rewritten(name, sig, doc string, nargs int) *Func {
+	return &Func{Name: name, Sig: sig, Doc: doc, Infer: func(c Call) types.Type {
+		if arity(c, sig, nargs, nargs) {
+			c.Errorf(-1, "the signature is "+sig, "%s is not of the form %s", name, sig)
+		}
+		return types.Bad
+	}}
+}
+
+// globmatch is globmatch(s, "pattern"): whether the whole of s matches
+// the glob, a string known when the script is compiled (?, *, [abc],
+// [a-z], [!abc]); codegen/globmatch.go runs it as a set of states.
+var globmatch = &Func{Name: "globmatch", Sig: `globmatch(s, "pattern")`, Doc: "whether the whole string matches the glob pattern (known when the script is compiled): ? any byte, * any run of bytes, [abc], [a-z], [!abc]", Infer: func(c Call) types.Type {
+	const hint = `e.g. globmatch(comm, "ss*")`
+	if !arity(c, `globmatch(s, "pattern")`, 2, 2) {
+		return types.Bool
+	}
+	stringArg(c, 0, "globmatch", hint)
+	p, ok := c.ConstStr(1)
+	if !ok && c.Arg(1).Kind != types.Invalid {
+		c.Errorf(1, hint, "globmatch's pattern must be a string known when the script is compiled")
+		return types.Bool
+	}
+	if _, err := ParseGlob(p); ok && err != nil {
+		c.Errorf(1, hint, "globmatch: %v", err)
+	}
+	return types.Bool
+}}
