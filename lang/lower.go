@@ -47,6 +47,10 @@ func (l *lowerer) block(g *gBlock) *Block {
 		if st == nil {
 			continue
 		}
+		if l.misplacedKeyword(st) {
+			// What follows it is the rest of an if: one error says it.
+			return b
+		}
 		b.Stmts = append(b.Stmts, st)
 		// A statement ends with ';', a newline, or the block's end.
 		if i+1 < len(g.Stmts) && len(s.Semis) == 0 && s.If == nil && s.For == nil && s.While == nil && s.Unroll == nil {
@@ -61,6 +65,23 @@ func (l *lowerer) block(g *gBlock) *Block {
 		}
 	}
 	return b
+}
+
+// misplacedKeyword reports an if whose condition has no parentheses, or
+// an else with no if before it: alone, each reads as a name, and the rest
+// of the statement as more statements, which a separator error would
+// blame instead.
+func (l *lowerer) misplacedKeyword(st Stmt) bool {
+	sp := st.Span()
+	switch strings.TrimSpace(l.src.Slice(sp)) {
+	case "if":
+		l.diags.Add(sp, "write the condition in parentheses: if (len > 64) { ... }", "syntax error: if needs its condition in parentheses")
+	case "else":
+		l.diags.Add(sp, "else follows an if's block: if (COND) { ... } else { ... }", "syntax error: else without if")
+	default:
+		return false
+	}
+	return true
 }
 
 func (l *lowerer) stmt(g *gStmt) Stmt {
