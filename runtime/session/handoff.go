@@ -27,10 +27,11 @@ import (
 // descriptor, not even if it is killed: the kernel closes them then.
 
 // helperWorkers is how many links the helper closes at once: the kernel
-// serializes the slow part of a function probe's removal on its mutexes
-// (bench/RESULTS.md's profile), so more would only wait there, and a few
-// keep what an attach must wait for short (gate.go).
-const helperWorkers = 4
+// serializes most of a function probe's removal on its mutexes
+// (bench/RESULTS.md's profile), but a kprobe's last RCU grace period comes
+// after them, where closes side by side share one; and few keep what an
+// attach must wait for short (the closes under way: gate.go).
+const helperWorkers = 16
 
 // detachEnv names, in the helper's environment, how many descriptors from 3
 // on are links to close; detachVerboseEnv, when set, asks for its figures.
