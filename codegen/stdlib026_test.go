@@ -20,6 +20,7 @@ func TestStdlib026Run(t *testing.T) {
 		{"static_assert", `begin { static_assert(1 < 2, "no"); @r = 7 }`, 7},
 		{"find", `begin { @m[3] = 40; $v = 0; $f = find(@m, 3, $v); $g = find(@m, 4, $v); @r = $v + $f * 2 + $g }`, 42},
 		{"globmatch", `begin { @r = globmatch("hello", "h*l?o") * 10 + globmatch("hello", "*x*") }`, 10},
+		{"len of a map", `begin { @m[1] = 1; @m[9] = 2; @r = len(@m) * 10 + (len(@m) > 1) }`, 21},
 		{"getopt default", `begin { @r = getopt("n", 5) }`, 5},
 	}
 	for _, c := range cases {

@@ -86,6 +86,8 @@ func builtinCall(e Expr, d *Diagnostics) Expr {
 		return groupLeaderComm(c.At, task)
 	case c.Name == "assert" && len(c.Args) == 2:
 		return assertCall(c)
+	case c.Name == "len" && len(c.Args) == 1 && isWholeMap(c.Args[0]):
+		return mapLen(c, c.Args[0].(*MapExpr))
 	case c.Name == "socket_cookie" && len(c.Args) == 1:
 		return socketCookie(c)
 	case c.Name == "find" && len(c.Args) == 3:

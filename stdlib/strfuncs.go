@@ -49,10 +49,14 @@ func stringArg(c Call, i int, fn, hint string) {
 }
 
 // funcsRewritten are bpftrace 0.26's functions the parser writes as other
-// code (lang/findcall.go, lang/socketcookie.go); a call it leaves is one
+// code (lang/findcall.go, lang/maplen.go, lang/socketcookie.go); a call it leaves is one
 // of the wrong form, which these declarations report.
 var funcsRewritten = []*Func{
 	rewritten("find", "find(@map, key, $value)", "whether the map has the key; where it has, $value is set to its value", 3),
+	{Name: "len", Sig: "len(@map)", Doc: "the number of the map's elements (bpf_for_each_map_elem, Linux 5.13); len alone is the packet's length", Infer: func(c Call) types.Type {
+		c.Errorf(-1, "len(@map) counts a map's elements; len alone, without (), is the packet's length", "len() needs a map named alone")
+		return types.Bad
+	}},
 	rewritten("socket_cookie", "socket_cookie(sk)", "the socket's cookie (sk->__sk_common.skc_cookie; 0 where the kernel gave it none yet)", 1),
 }
 
