@@ -94,6 +94,8 @@ type Event struct {
 	// MaxBytes is how much of an EventCat's file is printed at most
 	// (config max_cat_bytes).
 	MaxBytes int
+	// Code is an EventExit's exit status: exit(code).
+	Code int
 }
 
 // EventArg is one value in a record.

@@ -58,7 +58,12 @@ func (g *gen) stmt(s lang.Stmt) error {
 				return g.output(s, c)
 			case "exit":
 				// bpftrace's exit() ends the action at once, as return does.
-				if err := g.control(&Event{Kind: EventExit}); err != nil {
+				ev := &Event{Kind: EventExit}
+				if len(c.Args) == 1 {
+					code, _ := g.info.ConstInt(c.Args[0])
+					ev.Code = int(code)
+				}
+				if err := g.control(ev); err != nil {
 					return err
 				}
 				g.probeReturn()

@@ -22,8 +22,7 @@ import (
 //   - pcomm, pcomm() and pcomm(task) are task->group_leader->comm, the
 //     current task's where none is given;
 //   - assert(cond, msg) is if (!(cond)) { errorf("%s", msg); exit() }: the
-//     message with the call's place, and tracing ends (with status 0:
-//     exit() takes no code here);
+//     message with the call's place, and tracing ends with status 1;
 //   - pton("10.0.0.1") is the address literal 10.0.0.1 (compared with
 //     saddr and the like as one), and (uint32)pton("127.0.0.1") the
 //     integer its four bytes are in memory (0x0100007f), as bpftrace's
@@ -151,7 +150,8 @@ func assertCall(c *CallExpr) Expr {
 	at := c.At
 	format := &StrLit{At: at, Value: "%s"}
 	errorf := &ExprStmt{At: at, X: &CallExpr{At: at, Name: "errorf", NameSpan: c.NameSpan, Args: []Expr{format, c.Args[1]}}}
-	exit := &ExprStmt{At: at, X: &CallExpr{At: at, Name: "exit", NameSpan: c.NameSpan}}
+	// bpftrace's assert exits with status 1.
+	exit := &ExprStmt{At: at, X: &CallExpr{At: at, Name: "exit", NameSpan: c.NameSpan, Args: []Expr{&IntLit{At: at, Value: 1}}}}
 	not := &UnaryExpr{At: c.Args[0].Span(), Op: "!", X: &ParenExpr{At: c.Args[0].Span(), X: c.Args[0]}}
 	check := &IfStmt{At: at, Cond: not, Then: &Block{At: at, Stmts: []Stmt{errorf, exit}}}
 	return &BlockExpr{At: at, Stmts: []Stmt{check}}

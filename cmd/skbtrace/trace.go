@@ -228,6 +228,9 @@ func trace(o options, kind outputKind, plan *pipeline.Plan, attached func(), std
 		fmt.Fprintf(stderr, "skbtrace: reading events: %v\n", err)
 		status = 1
 	}
+	if code := sess.ExitCode(); code != 0 && status == 0 {
+		status = code // exit(code), as bpftrace exits
+	}
 	if n, buffer := sess.Lost(); n > 0 && kind.bpftrace {
 		io.WriteString(map[bool]io.Writer{true: w, false: stderr}[o.format == "json"], output.LostLine(o.format == "json", n))
 	} else if n > 0 {

@@ -38,6 +38,8 @@ type Session struct {
 	// exited is closed when a program calls exit().
 	exited   chan struct{}
 	exitOnce sync.Once
+	// exitCode is the first exit()'s code.
+	exitCode int
 	// stopTimers ends the interval probes; timers waits for them.
 	stopTimers chan struct{}
 	timers     sync.WaitGroup
@@ -94,11 +96,25 @@ func (s *Session) Shared() (probes, programs int) {
 // Exited is closed when the script calls exit().
 func (s *Session) Exited() <-chan struct{} { return s.exited }
 
+// ExitCode is the code of the exit(code) that ended tracing: 0 where
+// none did, or exit() gave none.
+func (s *Session) ExitCode() int {
+	select {
+	case <-s.exited:
+		return s.exitCode
+	default:
+		return 0
+	}
+}
+
 // control acts on a control record from the ring buffer.
 func (s *Session) control(ev *codegen.Event) error {
 	switch ev.Kind {
 	case codegen.EventExit:
-		s.exitOnce.Do(func() { close(s.exited) })
+		s.exitOnce.Do(func() {
+			s.exitCode = ev.Code
+			close(s.exited)
+		})
 	case codegen.EventPrintMap:
 		l := s.out.Layout(ev.Map)
 		if l == nil {

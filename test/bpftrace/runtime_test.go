@@ -184,7 +184,7 @@ type result struct {
 func (c *testCase) argv(bin string, beforePid int) []string {
 	if c.prog != "" {
 		args := []string{bin}
-		if c.expects[0].mode == expectJSON {
+		if len(c.expects) > 0 && c.expects[0].mode == expectJSON {
 			args = append(args, "-f", "json")
 		}
 		return append(args, "-e", c.prog)
