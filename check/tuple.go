@@ -99,13 +99,16 @@ func sameTuple(a, b types.Type) bool {
 	return true
 }
 
-// widenTuple is widen for tuples: each element widened.
+// widenTuple is widen for tuples: each element widened, the tuple's
+// format kept (a rule() record in a map key stays one).
 func widenTuple(a, b types.Type) types.Type {
 	elems := make([]types.Type, len(a.Tuple.Elems))
 	for i := range elems {
 		elems[i] = widen(a.Tuple.Elems[i], b.Tuple.Elems[i])
 	}
-	return types.NewTuple(elems, a.Tuple.Names)
+	t := types.NewTuple(elems, a.Tuple.Names)
+	t.Fmt = a.Fmt
+	return t
 }
 
 // SpreadKey reports whether a map element's one key is a tuple, which

@@ -10,16 +10,18 @@ import (
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/lang/types"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
+	"github.com/skbtrace/skbtrace/runtime/output"
 	"github.com/skbtrace/skbtrace/runtime/rules"
 )
 
 // startRules starts the namer of the rules and actions behind drops where
-// the script prints rule() (whydrop): nil where it does not. --nftrace
+// the script prints rule() (whydrop) or keys a map by it (dropcount): nil
+// where it does neither. --nftrace
 // without rule() says that it does nothing.
 func startRules(o options, out *codegen.Output, stderr io.Writer) (*rules.Namer, error) {
 	if !usesRule(out) {
 		if o.nftrace {
-			fmt.Fprintln(stderr, "skbtrace: --nftrace does nothing here: the script prints no rule() (whydrop does)")
+			fmt.Fprintln(stderr, "skbtrace: --nftrace does nothing here: the script prints no rule() (whydrop does) and keys no map by it (dropcount does)")
 		}
 		return nil, nil
 	}
@@ -48,10 +50,16 @@ func startRules(o options, out *codegen.Output, stderr io.Writer) (*rules.Namer,
 	return n, nil
 }
 
-// usesRule reports whether a record prints a rule() value.
+// usesRule reports whether a record prints a rule() value or a map's
+// key has one (dropcount's rule label).
 func usesRule(out *codegen.Output) bool {
 	if out == nil {
 		return false
+	}
+	for _, l := range out.MapLayouts {
+		if output.HasRuleKey(l) {
+			return true
+		}
 	}
 	for _, ev := range out.Events {
 		for _, a := range ev.Args {

@@ -21,7 +21,8 @@ func metricName(mapName, suffix string) string {
 // labelNames names a map's labels after its key expressions, in Prometheus'
 // label syntax: a scratch variable's $ and a tracepoint field's args. are
 // dropped (args.saddr: saddr), everything else not a letter, digit or _
-// becomes _ (ksym(args.location): ksym_location); a literal's label is
+// becomes _ (ksym(args.location): ksym_location), rule(...)'s label is
+// rule; a literal's label is
 // keyN, N its place in the key. Names the syntax reserves
 // (__x), le on histograms, and repeats get a suffix: key, key_2.
 func labelNames(keys []string, hist bool) []string {
@@ -58,6 +59,10 @@ func literal(k string) bool {
 // it is: $ of scratch variables, args. of tracepoint and function fields.
 func labelText(k string) string {
 	k = strings.TrimSpace(k)
+	if strings.HasPrefix(k, "rule(") {
+		// rule(reason, netns, ...)'s label is the rule's: rule.
+		return "rule"
+	}
 	k = strings.ReplaceAll(k, "$", "")
 	return strings.ReplaceAll(k, "args.", "")
 }

@@ -67,6 +67,15 @@ func (f *Values) formatKey(l *codegen.MapLayout, key []byte, parts bool) (string
 		if i > 0 {
 			whole = append(whole, ", "...)
 		}
+		if p.Type.Kind == types.Tuple && p.Type.Fmt == types.FmtRule {
+			// The rule's label, not whydrop's lines (rulelabel.go).
+			s := f.ruleLabel(p.Type, raw)
+			whole = append(whole, s...)
+			if parts {
+				out[i] = s
+			}
+			continue
+		}
 		whole = f.appendNamed(whole, p.Type, raw)
 		if parts {
 			out[i] = f.value(p.Type, raw)

@@ -14,7 +14,10 @@ import (
 // SetRules gives the namer that rule() values ask which rule or action
 // dropped a packet; nil (the default) prints what the kernel's structures
 // said (the hook, table and base chain) alone.
-func (f *Values) SetRules(n *rules.Namer) { f.rules = n }
+func (f *Values) SetRules(n *rules.Namer) {
+	f.rules = n
+	f.ruleKeys = newRuleLabels(MaxRuleLabels)
+}
 
 // appendRule appends rule()'s lines for a drop, each starting "  " and
 // ending in a newline, as whydrop prints them:

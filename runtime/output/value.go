@@ -45,6 +45,9 @@ type Values struct {
 	names Names
 	// rules, where set, names the rule or action behind a drop (rule.go).
 	rules *rules.Namer
+	// ruleKeys keeps the labels of rule() records in map keys
+	// (rulelabel.go), shared by the copies of f.
+	ruleKeys *ruleLabels
 }
 
 // value formats a value of any type from its bytes in a record or map

@@ -41,7 +41,7 @@ func (s *Session) readMapWith(f *output.Values, l *codegen.MapLayout, parts bool
 	if err != nil {
 		return nil, fmt.Errorf("read @%s: %w", l.Name, err)
 	}
-	return out, nil
+	return output.MergeRuleKeys(l, out), nil
 }
 
 // mapData reads a map to hand it to the printer.
