@@ -94,6 +94,9 @@ func (g *gen) into(e lang.Expr, at int16, size int) error {
 		if _, known := g.info.Consts[x]; !known && (x.Name == "strerror" || x.Name == "signal_name" || x.Name == "syscall_name") {
 			return g.tableString(x, at, size)
 		}
+		if x.Name == "username" || x.Name == "cgroup_path" {
+			return g.nameString(x, at, size)
+		}
 		if x.Name == "rule" {
 			// A record of the arguments; user space names the rule.
 			parts := TupleLayout(t)

@@ -32,7 +32,7 @@ import (
 var valueBuiltins = map[string]bool{
 	"pid": true, "tid": true, "comm": true, "cpu": true, "curtask": true, "rand": true, "uid": true, "gid": true,
 	"nsecs": true, "elapsed": true, "func": true, "probe": true, "retval": true, "cgroup": true, "numaid": true,
-	"jiffies": true, "ncpus": true, "username": true, "usermode": true, "cpid": true, "has_cpid": true,
+	"jiffies": true, "ncpus": true, "usermode": true, "cpid": true, "has_cpid": true,
 	"probetype": true,
 }
 
@@ -63,6 +63,9 @@ func builtinCall(e Expr, d *Diagnostics) Expr {
 	if cast, ok := e.(*CastExpr); ok {
 		return ptonCast(cast)
 	}
+	if id, ok := e.(*Ident); ok && id.Name == "username" {
+		return usernameOf(id.At)
+	}
 	if id, ok := e.(*Ident); ok && id.Name == "pcomm" {
 		return groupLeaderComm(id.At, &Ident{At: id.At, Name: "curtask"})
 	}
@@ -83,6 +86,8 @@ func builtinCall(e Expr, d *Diagnostics) Expr {
 			task = c.Args[0]
 		}
 		return groupLeaderComm(c.At, task)
+	case c.Name == "username" && len(c.Args) == 0:
+		return usernameOf(c.At)
 	case c.Name == "assert" && len(c.Args) == 2:
 		return assertCall(c)
 	case c.Name == "len" && len(c.Args) == 1 && isWholeMap(c.Args[0]):

@@ -390,7 +390,7 @@ func swap(name string, t types.Type) *Func {
 // id, 8 bytes each.
 const UsymSize = 16
 
-var funcIndex = byName(slices.Concat(Funcs, funcs026, funcsCompileTime, funcsString, funcsRewritten, pcapFuncs, scopeFuncs), func(f *Func) string { return f.Name })
+var funcIndex = byName(slices.Concat(Funcs, funcs026, funcsCompileTime, funcsString, funcsRewritten, funcsNames, pcapFuncs, scopeFuncs), func(f *Func) string { return f.Name })
 
 // LookupFunc finds a builtin function.
 func LookupFunc(name string) *Func { return funcIndex[name] }
@@ -398,7 +398,7 @@ func LookupFunc(name string) *Func { return funcIndex[name] }
 // FuncNames lists the functions' names, sorted, for hints.
 func FuncNames() []string {
 	n := make([]string, 0, len(Funcs)+1)
-	for _, f := range slices.Concat(Funcs, funcs026, funcsCompileTime, funcsString, funcsRewritten, pcapFuncs) {
+	for _, f := range slices.Concat(Funcs, funcs026, funcsCompileTime, funcsString, funcsRewritten, funcsNames, pcapFuncs) {
 		if !f.Internal {
 			n = append(n, f.Name)
 		}

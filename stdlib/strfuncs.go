@@ -49,7 +49,7 @@ func stringArg(c Call, i int, fn, hint string) {
 }
 
 // funcsRewritten are bpftrace 0.26's functions the parser writes as other
-// code (lang/findcall.go, lang/maplen.go, lang/socketcookie.go); a call it leaves is one
+// code (lang/findcall.go, lang/maplen.go, lang/rewrites026.go); a call it leaves is one
 // of the wrong form, which these declarations report.
 var funcsRewritten = []*Func{
 	rewritten("find", "find(@map, key, $value)", "whether the map has the key; where it has, $value is set to its value", 3),
@@ -88,3 +88,26 @@ var globmatch = &Func{Name: "globmatch", Sig: `globmatch(s, "pattern")`, Doc: "w
 	}
 	return types.Bool
 }}
+
+// funcsNames are the functions whose text user space's tables give
+// (codegen/nametable.go).
+var funcsNames = []*Func{
+	{Name: "username", Sig: "username", Doc: "the current user's name, from /etc/passwd as it is when the script is compiled; \"\" for a uid it lacks", Infer: func(c Call) types.Type {
+		if arity(c, "username", 1, 1) {
+			intArg(c, 0, "username")
+		}
+		return types.Str(UsernameLen)
+	}},
+	{Name: "cgroup_path", Sig: `cgroup_path(id [, "filter"])`, Doc: "the path of the cgroup v2 cgroup of the id, as bpftrace prints it (unified:/system.slice/...), from /sys/fs/cgroup as it is when the script is compiled; \"\" for a cgroup made since", Infer: func(c Call) types.Type {
+		const sig = `cgroup_path(id [, "filter"])`
+		if arity(c, sig, 1, 2) {
+			intArg(c, 0, "cgroup_path")
+			if c.NArgs() == 2 {
+				if _, ok := c.ConstStr(1); !ok && c.Arg(1).Kind != types.Invalid {
+					c.Errorf(1, `e.g. cgroup_path(cgroup, "unified")`, "cgroup_path's filter must be a string literal")
+				}
+			}
+		}
+		return types.Str(CgroupPathLen)
+	}},
+}
