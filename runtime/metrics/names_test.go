@@ -18,6 +18,7 @@ func TestLabelNames(t *testing.T) {
 		{[]string{"dev", "dev", "$dev"}, false, []string{"dev", "dev_2", "dev_3"}},
 		{[]string{"le", "__name__"}, true, []string{"le_key", "key__name__"}},
 		{[]string{"le"}, false, []string{"le"}},
+		{[]string{"reason", "rule(reason, netns, dev, l4proto, saddr, sport, daddr, dport)"}, false, []string{"reason", "rule"}},
 	} {
 		if got := labelNames(c.keys, c.hist); !slices.Equal(got, c.want) {
 			t.Errorf("labelNames(%q) = %q, want %q", c.keys, got, c.want)

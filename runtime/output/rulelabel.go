@@ -102,8 +102,8 @@ func verdictLabel(v rules.Verdict) string {
 		for _, w := range []string{"pref", "handle", "order"} {
 			if i := strings.Index(v.Text, " "+w+" "); i >= 0 {
 				rest := v.Text[i+len(w)+2:]
-				if j := strings.IndexAny(rest, " ,:"); j >= 0 {
-					rest = rest[:j]
+				if j := strings.IndexAny(rest, " ,"); j >= 0 {
+					rest = strings.TrimSuffix(rest[:j], ":")
 				}
 				s += " " + w + " " + rest
 			}
