@@ -196,7 +196,7 @@ func imageMetrics(t *testing.T, run func(args ...string) *exec.Cmd, tag, version
 		}
 	}
 	info := fmt.Sprintf(`skbtrace_build_info{backend="none",version=%q} 1`, version)
-	drops := regexp.MustCompile(`(?m)^skbtrace_drops_total\{chain="",dev="lo",location="__udp4_lib_rcv\+0x[0-9a-f]+",namespace="",netns="\d+",pod="",reason="NO_SOCKET",table=""\} (\d+)$`)
+	drops := regexp.MustCompile(`(?m)^skbtrace_drops_total\{chain="",dev="lo",location="__udp4_lib_rcv\+0x[0-9a-f]+",namespace="",netns="\d+",pod="",reason="NO_SOCKET",rule="",table=""\} (\d+)$`)
 	var text string
 	for {
 		text = scrape()
