@@ -82,7 +82,7 @@ func (f *Values) ruleLabel(t types.Type, raw []byte) string {
 	if f.rules == nil {
 		return RuleUnknown
 	}
-	return f.ruleKeys.label(raw, func() string { return verdictLabel(f.rules.Name(d)) })
+	return f.ruleKeys.label(raw, func() string { return verdictLabel(f.rules.Rule(d)) })
 }
 
 // verdictLabel is a named verdict's label, RuleUnknown for none.

@@ -158,20 +158,28 @@ func (n *Namer) path(ino uint64) (string, bool) {
 // iptables-nft or iptables-legacy rule, for TC_INGRESS and TC_EGRESS the
 // tc action; other reasons name nothing here (a BPF program's verdict is
 // the tools' own).
-func (n *Namer) Name(d Drop) Verdict {
+func (n *Namer) Name(d Drop) Verdict { return n.name(d, true) }
+
+// Rule names the rule or action as Name does, without an nftables rule's
+// text, comment, iptables-nft form and object (no nft or iptables-nft
+// run): what a map key's rule label needs (table, chain, handle or
+// number), cheap enough for each new element of a scrape.
+func (n *Namer) Rule(d Drop) Verdict { return n.name(d, false) }
+
+func (n *Namer) name(d Drop, full bool) Verdict {
 	switch d.Reason {
 	case "NETFILTER_DROP":
-		return n.netfilter(d)
+		return n.netfilter(d, full)
 	case "TC_INGRESS", "TC_EGRESS":
 		return n.tcAction(d)
 	}
 	return Verdict{}
 }
 
-func (n *Namer) netfilter(d Drop) Verdict {
+func (n *Namer) netfilter(d Drop, full bool) Verdict {
 	if n.nft != nil {
 		if t, tn, ok := n.nft.take(d); ok {
-			return n.nftVerdict(t, tn.path)
+			return n.nftVerdict(t, tn.path, full)
 		}
 	}
 	path, ok := n.path(d.Netns)
@@ -201,12 +209,17 @@ func (n *Namer) netfilter(d Drop) Verdict {
 	return Verdict{Note: "no nftables trace of this packet, nor an iptables-legacy counter"}
 }
 
-func (n *Namer) nftVerdict(t traceDrop, path string) Verdict {
+// nftVerdict is a traced drop's verdict; with full, the rule's text,
+// comment and iptables-nft form (nft and iptables-nft runs) and object.
+func (n *Namer) nftVerdict(t traceDrop, path string, full bool) Verdict {
 	fam := nftFamilies[t.family]
 	if fam == "" {
 		fam = strconv.Itoa(int(t.family))
 	}
 	v := Verdict{Kind: "nftables", Family: fam, Table: t.table, Chain: t.chain, Handle: t.handle, Policy: t.policy}
+	if !full {
+		return v
+	}
 	if !t.policy {
 		text, err := nftRuleText(path, fam, t.table, t.chain, t.handle)
 		switch {
