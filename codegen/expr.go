@@ -332,6 +332,10 @@ func (g *gen) context(e *lang.Ident, f *stdlib.Field) error {
 		g.emit(asm.FnGetPrandomU32.Call())
 	case "cgroup":
 		g.emit(asm.FnGetCurrentCgroupId.Call())
+	case "cpid", "has_cpid":
+		if err := g.cpid(f.Name == "has_cpid"); err != nil {
+			return err
+		}
 	case "numaid":
 		g.emit(asm.FnGetNumaNodeId.Call())
 	case "jiffies":

@@ -172,6 +172,8 @@ var Fields = []*Field{
 	{Name: "numaid", Doc: "the NUMA node the event ran on", Type: types.U32, Src: ctx()},
 	{Name: "jiffies", Doc: "the kernel's jiffies (bpf_jiffies64)", Type: types.U64, Src: ctx()},
 	{Name: "usermode", Doc: "1 where the event interrupted user space: begin, end, interval and uprobes; a profile or kprobe event's registers say; 0 elsewhere", Type: types.U8, Src: ctx()},
+	{Name: "cpid", Doc: "the process id of -c's command, once it started (0 before, and without -c: begin probes run before it starts)", Type: types.U32, Src: ctx()},
+	{Name: "has_cpid", Doc: "whether -c's command has started: cpid is its process id", Type: types.Bool, Src: ctx()},
 	{Name: "ncpus", Doc: "the number of possible CPUs, known when the script is compiled", Type: types.U64, Src: ctx()},
 	// nsecs(boot), nsecs(tai) and nsecs(sw_tai) are these (lang/builtins.go).
 	{Name: NsecsBoot, Doc: "nsecs(boot): nanoseconds since boot, suspended time included (CLOCK_BOOTTIME)", Type: types.U64, Src: ctx()},

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 
@@ -216,7 +217,11 @@ func trace(o options, kind outputKind, plan *pipeline.Plan, attached func(), std
 	}()
 	status := 0
 	if o.command != "" {
-		status = runCommand(ctx, o.command, stderr)
+		status = runCommand(ctx, o.command, stderr, func(pid int) {
+			if err := sess.SetCpid(pid); err != nil {
+				fmt.Fprintf(stderr, "skbtrace: -c: cpid: %v\n", err)
+			}
+		})
 	} else {
 		<-ctx.Done()
 	}
@@ -256,11 +261,29 @@ const notifyAttachedEnv = "__BPFTRACE_NOTIFY_PROBES_ATTACHED"
 // runCommand runs -c's command under sh and waits for it, or for the end of
 // tracing, whichever comes first. It returns the command's exit status, or
 // 128+N where a signal N killed it, as the shell and bpftrace do; 0 where
-// tracing ended first and the command was stopped.
-func runCommand(ctx context.Context, command string, stderr io.Writer) int {
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, stderr, stderr
-	err := cmd.Run()
+// tracing ended first and the command was stopped. started is given the
+// command's process id before it runs: the shell waits for a line on its
+// stdin, sent once started returned, then execs the command (whose stdin
+// then ends, as /dev/null would).
+func runCommand(ctx context.Context, command string, stderr io.Writer, started func(pid int)) int {
+	// A plain list of words is exec'd as it is, as bpftrace runs it, so
+	// that its process is the one started (cpid): a shell would fork it.
+	args := []string{"-c", `read -r _; exec /bin/sh -c "$1"`, "sh", command}
+	if words := strings.Fields(command); len(words) > 0 && !strings.ContainsAny(command, ";&|<>()$`\\\"'*?[]~{}=#\n") && isProgram(words[0]) {
+		args = append([]string{"-c", `read -r _; exec "$@"`, "sh"}, strings.Fields(command)...)
+	}
+	cmd := exec.CommandContext(ctx, "/bin/sh", args...)
+	cmd.Stdout, cmd.Stderr = stderr, stderr
+	gate, err := cmd.StdinPipe()
+	if err == nil {
+		err = cmd.Start()
+	}
+	if err == nil {
+		started(cmd.Process.Pid)
+		io.WriteString(gate, "\n")
+		gate.Close()
+		err = cmd.Wait()
+	}
 	if err == nil || ctx.Err() != nil {
 		return 0
 	}
@@ -273,6 +296,16 @@ func runCommand(ctx context.Context, command string, stderr io.Writer) int {
 		return 128 + int(ws.Signal())
 	}
 	return ee.ExitCode()
+}
+
+// isProgram reports whether name is a program on PATH, not a shell
+// builtin (exit, cd).
+func isProgram(name string) bool {
+	if builtin := map[string]bool{"exit": true, "cd": true, "exec": true, "true": true, "false": true, "echo": true, "kill": true, "test": true}; builtin[name] {
+		return false
+	}
+	_, err := exec.LookPath(name)
+	return err == nil
 }
 
 // isTerminal reports whether w is a terminal, where a progress line that

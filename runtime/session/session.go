@@ -96,6 +96,16 @@ func (s *Session) Shared() (probes, programs int) {
 // Exited is closed when the script calls exit().
 func (s *Session) Exited() <-chan struct{} { return s.exited }
 
+// SetCpid tells the programs -c's command's process id (cpid), where
+// they read it.
+func (s *Session) SetCpid(pid int) error {
+	m := s.coll.Maps[codegen.CpidMap]
+	if m == nil {
+		return nil
+	}
+	return m.Put(uint32(0), uint32(pid))
+}
+
 // ExitCode is the code of the exit(code) that ended tracing: 0 where
 // none did, or exit() gave none.
 func (s *Session) ExitCode() int {
