@@ -63,3 +63,7 @@ func cloneValue(v reflect.Value) reflect.Value {
 	}
 	return v
 }
+
+// CloneBlock returns a deep copy of b, for passes that change a probe's
+// body without changing the script they were given.
+func CloneBlock(b *Block) *Block { return cloneStmt(b).(*Block) }

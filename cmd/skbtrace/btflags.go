@@ -91,6 +91,9 @@ func (b btOptions) rewrite(s *lang.Script) (*lang.Script, error) {
 	if b.pid > 0 {
 		s = passes.Pid(s, uint64(b.pid))
 	}
+	if b.noWarnings {
+		s = passes.DropWarnf(s)
+	}
 	return s, nil
 }
 
