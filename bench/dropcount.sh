@@ -35,12 +35,12 @@ ip -n $ns link set lo up
 ip netns exec $ns nft add table inet dcbench
 ip netns exec $ns nft add chain inet dcbench in '{ type filter hook input priority 0; policy accept; }'
 ip netns exec $ns nft add rule inet dcbench in udp dport 7001 counter drop comment '"bench drops 7001"'
-# run PORT BIN FLAGS...: the sender's rate, the drops counted and the
-# map's lines for the port's reason.
+# run PORT FLOWS BIN FLAGS...: the sender's rate, the drops counted and
+# the map's lines for the port's reason.
 run() {
-	local port=$1
-	shift
-	if ! "$@" -c "ip netns exec $ns $tmp/udpflood -n $n -port $port" dropcount >"$tmp/out" 2>"$tmp/err"; then
+	local port=$1 flows=$2
+	shift 2
+	if ! "$@" -c "ip netns exec $ns $tmp/udpflood -n $n -port $port -flows $flows" dropcount >"$tmp/out" 2>"$tmp/err"; then
 		cat "$tmp/err" >&2
 		echo "0 0 0"
 		return
@@ -51,37 +51,38 @@ run() {
 	counted=$(grep "^@drops\[$reason, .*(netns:$ns)" "$tmp/out" | awk -F': ' '{ s += $NF } END { print s + 0 }')
 	lines=$(grep -c "^@drops\[$reason, .*(netns:$ns)" "$tmp/out" || true)
 	echo "$rate $counted $lines"
-	grep "^@drops\[$reason, .*(netns:$ns)" "$tmp/out" | head -1 >"$tmp/line.$port"
+	grep "^@drops\[$reason, .*(netns:$ns)" "$tmp/out" | head -1 >"$tmp/line"
 }
-# untraced PORT: the sender's best rate of 3 runs, and the 3.
+# untraced PORT FLOWS: the sender's best rate of 3 runs, and the 3.
 untraced() {
 	local rs=()
 	for i in 1 2 3; do
-		rs+=("$(ip netns exec $ns "$tmp/udpflood" -n "$n" -port "$1" | grep -o '[0-9]* pps' | grep -o '[0-9]*')")
+		rs+=("$(ip netns exec $ns "$tmp/udpflood" -n "$n" -port "$1" -flows "$2" | grep -o '[0-9]* pps' | grep -o '[0-9]*')")
 	done
 	echo "$(printf '%s\n' "${rs[@]}" | sort -n | tail -1) ${rs[*]}"
 }
 echo "## dropcount: the rule label, per drop (bench/dropcount.sh)"
 echo
 echo "Measured $(date -u +%F) at commit $commit on Linux $(uname -r), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')."
-echo "$n UDP datagrams from a sender in a namespace of its own to 127.0.0.1 there, each dropped;"
+echo "$n UDP datagrams from a sender in a namespace of its own to 127.0.0.1 there (from 1 source port, or taking turns from 1,000), each dropped;"
 echo "dropcount counts them (no event); 3 runs each; the cost per drop is 1/rate - 1/untraced rate (the best run of each)."
-echo "Rerun: \`flock /tmp/skbtrace-e2e.lock bash bench/dropcount.sh [N]\` (root; about a minute)."
+echo "Rerun: \`flock /tmp/skbtrace-e2e.lock bash bench/dropcount.sh [N]\` (root; a few minutes)."
 echo
-echo "| drops | dropcount | datagrams/s (3 runs) | cost per drop | counted | map lines |"
-echo "|---|---|---|---|---|---|"
-for port in 7001 9; do
+echo "| drops | flows | dropcount | datagrams/s (3 runs) | cost per drop | counted | map lines |"
+echo "|---|---|---|---|---|---|---|"
+for case in 7001:1 7001:1000 9:1; do
+	port=${case%%:*} flows=${case#*:}
 	reason=NETFILTER_DROP
 	[ "$port" = 9 ] && reason=NO_SOCKET
-	read -r u us < <(untraced $port)
-	echo "| $reason | untraced | $us | | | |"
+	read -r u us < <(untraced "$port" "$flows")
+	echo "| $reason | $flows | untraced | $us | | | |"
 	for cfg in "base:$base" "now:$tmp/skbtrace" "nftrace:$tmp/skbtrace --nftrace --netns $ns"; do
 		name=${cfg%%:*}
 		cmd=${cfg#*:}
 		[ "$name" = nftrace ] && [ "$port" = 9 ] && continue
 		rates=() lastc=0 lastl=0
 		for i in 1 2 3; do
-			read -r rate counted lines < <(run "$port" $cmd)
+			read -r rate counted lines < <(run "$port" "$flows" $cmd)
 			rates+=("$rate")
 			lastc=$counted lastl=$lines
 		done
@@ -93,13 +94,13 @@ for port in 7001 9; do
 		now) label="now, no --nftrace" ;;
 		nftrace) label="now, --nftrace" ;;
 		esac
-		echo "| $reason | $label | ${rates[*]} | $cost | $lastc | $lastl |"
-		echo "  $label: $(cat "$tmp/line.$port" 2>/dev/null)" >>"$tmp/lines"
+		echo "| $reason | $flows | $label | ${rates[*]} | $cost | $lastc | $lastl |"
+		echo "$reason, $flows flows, $label: $(cat "$tmp/line" 2>/dev/null)" >>"$tmp/lines"
 	done
 done
 echo
-echo "A line of each (the last run's):"
+echo "A line of each (the last run's; the first line of several):"
 echo
 echo '```'
-sed 's/^  //' "$tmp/lines"
+cat "$tmp/lines"
 echo '```'

@@ -16,20 +16,25 @@ func main() {
 	port := flag.Int("port", 9, "destination port on 127.0.0.1 (use a closed one: each datagram is then dropped)")
 	limit := flag.Duration("max", 20*time.Second, "stop after this long whatever the count")
 	size := flag.Int("size", 5, "payload bytes")
+	flows := flag.Int("flows", 1, "sockets (source ports) the datagrams take turns from: a flow each")
 	flag.Parse()
-	c, err := net.ListenPacket("udp4", "127.0.0.1:0")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	conns := make([]net.PacketConn, max(*flows, 1))
+	for i := range conns {
+		c, err := net.ListenPacket("udp4", "127.0.0.1:0")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		defer c.Close()
+		conns[i] = c
 	}
-	defer c.Close()
 	dst := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: *port}
 	buf := make([]byte, *size)
 	start := time.Now()
 	deadline := start.Add(*limit)
 	sent := 0
 	for sent < *n && (sent%1024 != 0 || time.Now().Before(deadline)) {
-		if _, err := c.WriteTo(buf, dst); err != nil {
+		if _, err := conns[sent%len(conns)].WriteTo(buf, dst); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
