@@ -500,6 +500,8 @@ func (c *checker) unary(e *lang.UnaryExpr) types.Type {
 		return types.Bad
 	}
 	switch e.Op {
+	case "&":
+		return c.addrOf(e, x)
 	case "!":
 		c.wantCond(e.X, x, "the operand of !")
 		return types.Bool

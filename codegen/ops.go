@@ -21,6 +21,9 @@ var cmpOps = map[string][2]asm.JumpOp{
 }
 
 func (g *gen) unary(e *lang.UnaryExpr) error {
+	if e.Op == "&" {
+		return g.addrOf(e)
+	}
 	if err := g.expr(e.X); err != nil {
 		return err
 	}

@@ -583,7 +583,7 @@ func (p *descent) opArg() (*gOpArg, bool) {
 	return g, true
 }
 
-var unaryOps = []string{"!", "~", "-", "+", "*", "++", "--"}
+var unaryOps = []string{"!", "~", "-", "+", "*", "&", "++", "--"}
 
 // gUnary: `( @(unaryOps) @@ | @@ | @@ )`
 func (p *descent) unary() (*gUnary, bool) {

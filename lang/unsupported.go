@@ -11,9 +11,7 @@ import (
 var unsupportedConstructs = []struct {
 	re        *regexp.Regexp
 	msg, hint string
-}{
-	{regexp.MustCompile(`=\s*&\s*[$@]`), "the address of a variable or map (&$x) is not supported", "use the value itself"},
-}
+}{}
 
 // unsupportedConstruct names the bpftrace construct on the line of text
 // at off, if a syntax error there is one of those skbtrace lacks.
