@@ -330,8 +330,10 @@ func TestMetricsPrometheus(t *testing.T) {
 
 	prom.waitQuery(`sum by (table, chain, dev) (skbtrace_drops_total{reason="NETFILTER_DROP"})`,
 		"table=skbt_metrics,chain=input,dev=lo: 5", "table", "chain", "dev")
-	prom.waitQuery(`sum by (netns) (skbtrace_drops_total)`,
-		fmt.Sprintf("netns=%d: 10\nnetns=%d: 8", inums["a"], inums["b"]), "netns")
+	// byLabels sorts its lines: so must the want, whichever inode is lower.
+	byNetns := []string{fmt.Sprintf("netns=%d: 10", inums["a"]), fmt.Sprintf("netns=%d: 8", inums["b"])}
+	sort.Strings(byNetns)
+	prom.waitQuery(`sum by (netns) (skbtrace_drops_total)`, strings.Join(byNetns, "\n"), "netns")
 	for _, s := range prom.query(`skbtrace_drops_total`, 0) {
 		if want := map[string]string{"NETFILTER_DROP": "nft_do_chain+0x", "NO_SOCKET": "__udp4_lib_rcv+0x"}[s.Metric["reason"]]; !strings.HasPrefix(s.Metric["location"], want) {
 			t.Errorf("%v: location is not %s...", s.Metric, want)
