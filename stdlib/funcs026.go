@@ -5,7 +5,7 @@ import "github.com/skbtrace/skbtrace/lang/types"
 // bpftrace 0.26's string and value functions (stdlib.md) beyond the ones
 // funcs.go has held since 0.2x.
 var funcs026 = []*Func{
-	{Name: "strcontains", Sig: `strcontains(haystack, "needle")`, Doc: "whether the string haystack contains needle (a string known when the script is compiled)", Infer: func(c Call) types.Type {
+	{Name: "strcontains", Sig: `strcontains(haystack, "needle")`, Doc: "whether the string haystack contains the string needle", Infer: func(c Call) types.Type {
 		const sig = `strcontains(haystack, "needle")`
 		if !arity(c, sig, 2, 2) {
 			return types.Bool
@@ -13,8 +13,10 @@ var funcs026 = []*Func{
 		if t := c.Arg(0); (t.Kind != types.String || t.Fmt == types.FmtBuf) && t.Kind != types.Invalid {
 			c.Errorf(0, `e.g. strcontains(comm, "ssh")`, "strcontains searches a string, got %s", t)
 		}
-		if _, ok := c.ConstStr(1); !ok && c.Arg(1).Kind != types.Invalid {
-			c.Errorf(1, `e.g. strcontains(comm, "ssh")`, "strcontains' needle must be a string known when the script is compiled")
+		if _, ok := c.ConstStr(1); !ok {
+			if t := c.Arg(1); (t.Kind != types.String || t.Fmt == types.FmtBuf) && t.Kind != types.Invalid {
+				c.Errorf(1, `e.g. strcontains(comm, "ssh")`, "strcontains' needle must be a string, got %s", t)
+			}
 		}
 		return types.Bool
 	}},
