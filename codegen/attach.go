@@ -62,11 +62,14 @@ const (
 	// and at the end.
 	AttachBegin
 	AttachEnd
+	// AttachSignal: run by the runtime when skbtrace gets the signal
+	// Name (self:signal:SIGUSR1).
+	AttachSignal
 )
 
 var attachKindNames = [...]string{AttachTracepoint: "tracepoint", AttachTpBTF: "tp_btf", AttachFentry: "fentry", AttachFexit: "fexit",
 	AttachKprobe: "kprobe", AttachKprobes: "kprobes", AttachSkbFuncs: "skb functions", AttachUprobe: "uprobe", AttachBPF: "bpf",
-	AttachProfile: "profile", AttachInterval: "interval", AttachBegin: "BEGIN", AttachEnd: "END"}
+	AttachProfile: "profile", AttachInterval: "interval", AttachBegin: "BEGIN", AttachEnd: "END", AttachSignal: "self:signal"}
 
 func (k AttachKind) String() string {
 	if int(k) < len(attachKindNames) && attachKindNames[k] != "" {
@@ -105,7 +108,7 @@ type Attach struct {
 // the runtime.
 func (a Attach) OnEvents() bool {
 	switch a.Kind {
-	case AttachBegin, AttachEnd, AttachInterval:
+	case AttachBegin, AttachEnd, AttachInterval, AttachSignal:
 		return false
 	}
 	return true
@@ -155,6 +158,8 @@ func attachOf(spec *check.SpecInfo, tg SkbTarget, ps *ebpf.ProgramSpec) Attach {
 		a.Kind = AttachBegin
 	case lang.ProbeEnd:
 		a.Kind = AttachEnd
+	case lang.ProbeSelf:
+		a.Kind, a.Name = AttachSignal, sp.Name
 	}
 	return a
 }

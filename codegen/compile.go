@@ -505,7 +505,7 @@ func compileProbeWith(give int, info *check.Info, ms *mapSet, out *Output, p *la
 		// CPU-clock event on every CPU.
 		g.ctx = ctxArgs
 		ps.Type = ebpf.PerfEvent
-	case lang.ProbeBegin, lang.ProbeEnd, lang.ProbeInterval:
+	case lang.ProbeBegin, lang.ProbeEnd, lang.ProbeInterval, lang.ProbeSelf:
 		// Never attached: the runtime runs these with BPF_PROG_TEST_RUN, at
 		// start, at the end, or on a timer.
 		g.ctx = ctxArgs

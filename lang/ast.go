@@ -47,6 +47,9 @@ const (
 	ProbeBegin      ProbeKind = "BEGIN"
 	ProbeEnd        ProbeKind = "END"
 	ProbeInterval   ProbeKind = "interval"
+	// ProbeSelf is bpftrace 0.26's self:signal:SIGUSR1: run by the
+	// runtime when skbtrace gets the signal (Name).
+	ProbeSelf ProbeKind = "self"
 	// ProbeProfile fires on every CPU at a rate (profile:hz:99), from a
 	// software perf event (the CPU clock) per CPU.
 	ProbeProfile ProbeKind = "profile"

@@ -19,10 +19,14 @@ var probeAliases = map[string]ProbeKind{
 	// bpftrace's older names of fentry and fexit.
 	"kfunc": ProbeFentry, "kretfunc": ProbeFexit,
 	"bpf": ProbeBpf, "bpfret": ProbeBpfRet,
+	"self": ProbeSelf,
 	// rawtracepoint:[MODULE:]NAME is a tracepoint read by its raw
 	// arguments (rawtracepoint.go).
 	"rawtracepoint": ProbeTracepoint, "rt": ProbeTracepoint,
 }
+
+// SelfSignals are the signals self:signal probes run on.
+var SelfSignals = map[string]bool{"SIGUSR1": true, "SIGUSR2": true}
 
 // outOfScope are bpftrace's probe kinds skbtrace does not have, and why.
 var outOfScope = map[string]string{
@@ -41,7 +45,7 @@ var outOfScopeAliases = map[string]string{
 }
 
 // ProbeKindNames lists the probe kinds, for hints.
-var ProbeKindNames = []string{"skb", "skbret", "kprobe", "kretprobe", "fentry", "fexit", "tracepoint", "rawtracepoint", "interval", "profile", "uprobe", "uretprobe", "bpf", "bpfret", "begin", "end", "BEGIN", "END"}
+var ProbeKindNames = []string{"skb", "skbret", "kprobe", "kretprobe", "fentry", "fexit", "tracepoint", "rawtracepoint", "interval", "profile", "uprobe", "uretprobe", "bpf", "bpfret", "self", "begin", "end", "BEGIN", "END"}
 
 func (l *lowerer) spec(g *gSpec) *ProbeSpec {
 	sp := l.span(g.Pos, g.EndPos)
@@ -105,6 +109,12 @@ func (l *lowerer) spec(g *gSpec) *ProbeSpec {
 		s.Category, s.Name = cat, name
 	case ProbeInterval:
 		s.Period = l.interval(sp, "interval", rest)
+	case ProbeSelf:
+		sig, ok := strings.CutPrefix(rest, "signal:")
+		if !ok || !SelfSignals[sig] {
+			l.diags.Add(sp, "write self:signal:SIGUSR1 (or SIGUSR2)", "invalid self probe %q", text)
+		}
+		s.Name = sig
 	case ProbeProfile:
 		if n, ok := strings.CutPrefix(rest, "hz:"); ok {
 			if hz, err := strconv.ParseUint(n, 10, 64); err == nil && hz > 0 && hz <= maxProfileHz {
