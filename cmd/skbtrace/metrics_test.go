@@ -330,6 +330,9 @@ func TestMetricsPrometheus(t *testing.T) {
 
 	prom.waitQuery(`sum by (table, chain, dev) (skbtrace_drops_total{reason="NETFILTER_DROP"})`,
 		"table=skbt_metrics,chain=input,dev=lo: 5", "table", "chain", "dev")
+	// Without --nftrace the nftables rule is not named: "-", its five
+	// flows (a socket each) one series.
+	prom.waitQuery(`skbtrace_drops_total{reason="NETFILTER_DROP"}`, "rule=-: 5", "rule")
 	// byLabels sorts its lines: so must the want, whichever inode is lower.
 	byNetns := []string{fmt.Sprintf("netns=%d: 10", inums["a"]), fmt.Sprintf("netns=%d: 8", inums["b"])}
 	sort.Strings(byNetns)
