@@ -6,11 +6,8 @@ import (
 )
 
 // declared gives a map the script declares (let @m = lruhash(N)) its
-// size, and, where it holds values, the LRU type asked for. Aggregations
-// stay per-CPU hashes of that size whatever the declaration: the runtime
-// combines the CPUs of a per-CPU hash; an LRU's eviction is not kept
-// for them (percpulruhash and lruhash of count() evict nothing, and
-// drop updates when full, as any full map of skbtrace does).
+// size, and the LRU type asked for: a hash of values an LRU hash, of
+// aggregations (per-CPU, which the runtime combines) a per-CPU LRU hash.
 func declared(s *ebpf.MapSpec, l *MapLayout) {
 	if l.Declared == "" {
 		return
@@ -18,9 +15,20 @@ func declared(s *ebpf.MapSpec, l *MapLayout) {
 	if l.MaxEntries > 0 {
 		s.MaxEntries = uint32(l.MaxEntries)
 	}
-	if s.Type == ebpf.Hash && (l.Declared == "lruhash" || l.Declared == "percpulruhash") {
-		s.Type = ebpf.LRUHash
+	if l.Declared == "lruhash" || l.Declared == "percpulruhash" {
+		switch s.Type {
+		case ebpf.Hash:
+			s.Type = ebpf.LRUHash
+		case ebpf.PerCPUHash:
+			s.Type = ebpf.LRUCPUHash
+		}
 	}
+}
+
+// PerCPU reports whether a map of type t holds a value per CPU, which
+// the runtime combines (an aggregation's map, LRU or not).
+func PerCPU(t ebpf.MapType) bool {
+	return t == ebpf.PerCPUHash || t == ebpf.LRUCPUHash || t == ebpf.PerCPUArray
 }
 
 // MapFullWarning is bpftrace's warning where a map is full and an update

@@ -521,7 +521,7 @@ func (g *gen) mapRead(m *lang.MapExpr) error {
 	if err != nil {
 		return err
 	}
-	if spec.Type != ebpf.PerCPUHash {
+	if !PerCPU(spec.Type) {
 		absent := g.label("absent")
 		g.lookup(spec.Name, key)
 		g.emit(asm.JEq.Imm(asm.R0, 0, absent), asm.LoadMem(asm.R0, asm.R0, 0, asm.DWord))

@@ -249,7 +249,7 @@ func mapsBytes(out *codegen.Output) uint64 {
 			n += entries * value
 		case ebpf.PerCPUArray:
 			n += entries * value * uint64(cpus)
-		case ebpf.PerCPUHash:
+		case ebpf.PerCPUHash, ebpf.LRUCPUHash:
 			n += entries*(uint64(m.KeySize+7)&^7+value*uint64(cpus)+48) + pow2(entries)*16
 		default:
 			n += entries*(uint64(m.KeySize+7)&^7+value+48) + pow2(entries)*16

@@ -121,7 +121,7 @@ func zeroValue(m *ebpf.Map, key []byte) error {
 	// An aggregation's value is 8 bytes (count, sum) or 16 (avg, stats,
 	// min, max: a value and a count or a flag): all of it zeroed.
 	size := int(m.ValueSize())
-	if m.Type() == ebpf.PerCPUHash || m.Type() == ebpf.PerCPUArray {
+	if codegen.PerCPU(m.Type()) {
 		n, err := ebpf.PossibleCPU()
 		if err != nil {
 			return err

@@ -31,7 +31,7 @@ func walkMap(m *ebpf.Map, fn func(key []byte, perCPU [][]byte)) error {
 func walkBatch(m *ebpf.Map, fn func(key []byte, perCPU [][]byte)) error {
 	ks, vs := int(m.KeySize()), int(m.ValueSize())
 	cpus := 1
-	if m.Type() == ebpf.PerCPUHash {
+	if perCPUHash(m.Type()) {
 		n, err := ebpf.PossibleCPU()
 		if err != nil {
 			return err
@@ -78,7 +78,7 @@ var byteType = reflect.TypeFor[byte]()
 // for each value.
 func walkIter(m *ebpf.Map, fn func(key []byte, perCPU [][]byte)) error {
 	key := make([]byte, m.KeySize())
-	perCPU := m.Type() == ebpf.PerCPUHash
+	perCPU := perCPUHash(m.Type())
 	var one []byte
 	var many [][]byte
 	it := m.Iterate()
@@ -97,3 +97,7 @@ func walkIter(m *ebpf.Map, fn func(key []byte, perCPU [][]byte)) error {
 	}
 	return it.Err()
 }
+
+// perCPUHash reports whether a hash holds a value per CPU: an
+// aggregation's, LRU (let @m = lruhash(N)) or not.
+func perCPUHash(t ebpf.MapType) bool { return t == ebpf.PerCPUHash || t == ebpf.LRUCPUHash }
