@@ -154,6 +154,8 @@ func printable(t types.Type) bool {
 	switch t.Kind {
 	case types.Int, types.String, types.Addr, types.Ptr, types.Stack, types.Endpoint, types.Packet, types.Tuple:
 		return true
+	case types.Array:
+		return intArray(t)
 	}
 	return false
 }

@@ -178,7 +178,7 @@ func storable(t types.Type) bool {
 	return false
 }
 
-func keyable(t types.Type) bool { return storable(t) && t.Kind != types.Array }
+func keyable(t types.Type) bool { return storable(t) && (t.Kind != types.Array || intArray(t)) }
 
 func sameKind(a, b types.Type) bool {
 	if a.Kind != b.Kind {

@@ -29,6 +29,8 @@ type mapSet struct {
 	track bool
 	// snaplen bounds the packet bytes of a capture() record.
 	snaplen int
+	// ruleFlows is Options.RuleFlows.
+	ruleFlows bool
 	// pageMul and pageOff turn a struct page pointer into its bytes'
 	// address (Options.PageMul); 0: fragments are not read.
 	pageMul, pageOff uint64
@@ -500,7 +502,7 @@ func (g *gen) histCount(m *lang.MapExpr, spec *ebpf.MapSpec) error {
 // storableValue reports whether a plain (not aggregated) map value of type
 // t is compiled: integers, pointers, stack ids, strings and addresses.
 func storableValue(t types.Type) bool {
-	return inReg(t) || t.Kind == types.String || t.Kind == types.Addr || t.Kind == types.Endpoint || t.Kind == types.Tuple
+	return inReg(t) || t.Kind == types.String || t.Kind == types.Addr || t.Kind == types.Endpoint || t.Kind == types.Tuple || t.Kind == types.Array
 }
 
 // elemKey returns the map of `@m[k...]` and the frame slot of its key,

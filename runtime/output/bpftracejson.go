@@ -254,6 +254,11 @@ func appendBtJSONUint(dst []byte, v uint64) []byte {
 // arrays, records as objects, stacks as arrays of frames, the rest as
 // strings of their text.
 func (f *Values) appendBtJSON(dst []byte, t types.Type, raw []byte) []byte {
+	if t.Kind == types.Array {
+		if out, ok := appendArray(dst, t, raw); ok {
+			return out
+		}
+	}
 	switch {
 	case t.Kind == types.Tuple:
 		parts := codegen.TupleLayout(t)

@@ -97,6 +97,10 @@ func (f *Values) appendValue(dst []byte, t types.Type, raw []byte) []byte {
 			dst = append(dst, fr...)
 		}
 		return append(dst, '\n')
+	case types.Array:
+		if out, ok := appendArray(dst, t, raw); ok {
+			return out
+		}
 	case types.Tuple:
 		if t.Fmt == types.FmtRule {
 			return f.appendRule(dst, t, raw)
@@ -144,6 +148,10 @@ func (f *Values) jsonValue(t types.Type, raw []byte) any {
 		return f.stack(int64(binary.LittleEndian.Uint64(raw)))
 	case t.Kind == types.Tuple:
 		return json.RawMessage(f.appendTupleJSON(nil, t, raw))
+	case t.Kind == types.Array:
+		if out, ok := appendArray(nil, t, raw); ok {
+			return json.RawMessage(out)
+		}
 	}
 	return f.value(t, raw)
 }
