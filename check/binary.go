@@ -232,6 +232,21 @@ func (c *checker) paramSuffix(e *lang.BinaryExpr, x types.Type) (types.Type, boo
 
 // paramAsString retypes a positional parameter as a string constant.
 func (c *checker) paramAsString(e lang.Expr, t types.Type) types.Type {
+	if b, ok := lang.Unparen(e).(*lang.BinaryExpr); ok && t.Kind == types.Int {
+		// str($1 + 1) of a numeric argument: its text from there, as of
+		// a text argument.
+		if p, ok := lang.Unparen(b.X).(*lang.PosParam); ok && !p.Count && b.Op == "+" {
+			x := c.paramAsString(p, t)
+			if st, ok := c.paramSuffix(b, x); ok {
+				c.info.Types[b] = st
+				if e != lang.Expr(b) {
+					c.info.Types[e] = st
+				}
+				return st
+			}
+		}
+		return t
+	}
 	p, ok := lang.Unparen(e).(*lang.PosParam)
 	if !ok || p.Count {
 		return t
