@@ -150,6 +150,11 @@ type Options struct {
 	// Snaplen is how many bytes of a packet capture() records: 0 means
 	// DefaultSnaplen; larger than MaxSnaplen, MaxSnaplen.
 	Snaplen int
+	// RuleFlows keeps rule()'s addresses and ports, which only the
+	// nftables trace (--nftrace) matches a drop by; without it they are
+	// zero, so that a map keyed by rule() keeps an element for each rule,
+	// not for each flow it dropped.
+	RuleFlows bool
 	// PageMul and PageOff turn a struct page pointer into the address of
 	// the page's bytes, page*PageMul + PageOff (runtime/kernel's PageVirt), for
 	// capture() to read a non-linear skb's paged fragments; with PageMul
@@ -221,7 +226,7 @@ func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 	}
 	ms := &mapSet{layouts: out.layouts, specs: out.Maps, cpus: opts.CPUs, perf: opts.PerfEvents, eventsBytes: opts.EventsBytes, track: usesTrack(info),
 		snaplen: min(cmp.Or(opts.Snaplen, DefaultSnaplen), MaxSnaplen), pageMul: opts.PageMul, pageOff: opts.PageOff,
-		arch: opts.Arch, haveFuncIP: opts.HaveFuncIP, haveHelper: opts.HaveHelper}
+		arch: opts.Arch, haveFuncIP: opts.HaveFuncIP, haveHelper: opts.HaveHelper, ruleFlows: opts.RuleFlows}
 	if ms.perf {
 		// A perf record's size is 16 bits.
 		ms.snaplen = min(ms.snaplen, maxPerfSnaplen)

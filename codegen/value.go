@@ -99,8 +99,14 @@ func (g *gen) into(e lang.Expr, at int16, size int) error {
 		}
 		if x.Name == "rule" {
 			// A record of the arguments; user space names the rule.
+			// Its flow (addresses and ports, from the fifth on) is kept
+			// only for the nftables trace (Options.RuleFlows).
 			parts := TupleLayout(t)
 			for i, a := range x.Args {
+				if i >= ruleFlowArg && !g.maps.ruleFlows {
+					g.zeroBytes(at+int16(parts[i].Offset), parts[i].Size)
+					continue
+				}
 				if err := g.into(a, at+int16(parts[i].Offset), parts[i].Size); err != nil {
 					return err
 				}
@@ -121,6 +127,30 @@ func (g *gen) into(e lang.Expr, at int16, size int) error {
 		return g.arrayInto(e, at, size)
 	}
 	return unsupported(e, "a "+t.String()+" value")
+}
+
+// ruleFlowArg is rule()'s first argument of the flow: saddr, sport,
+// daddr, dport.
+const ruleFlowArg = 4
+
+// zeroBytes clears size bytes at the frame offset at, any size.
+func (g *gen) zeroBytes(at int16, size int) {
+	for off := 0; off < size; {
+		switch {
+		case size-off >= 8 && (int(at)+off)%8 == 0:
+			g.emit(storeImm64(at+int16(off), 0))
+			off += 8
+		case size-off >= 4 && (int(at)+off)%4 == 0:
+			g.emit(asm.StoreImm(asm.RFP, at+int16(off), 0, asm.Word))
+			off += 4
+		case size-off >= 2 && (int(at)+off)%2 == 0:
+			g.emit(asm.StoreImm(asm.RFP, at+int16(off), 0, asm.Half))
+			off += 2
+		default:
+			g.emit(asm.StoreImm(asm.RFP, at+int16(off), 0, asm.Byte))
+			off++
+		}
+	}
 }
 
 // zero clears size bytes (a multiple of 8) at the frame offset at.

@@ -220,7 +220,8 @@ flags:
 // positional parameters.
 func (o options) config(params []string, stderr io.Writer) pipeline.Config {
 	return pipeline.Config{BTFFile: o.btfFile, Params: params, Backend: o.backend, Events: o.events, BufferSize: o.bufSize,
-		Filter: o.filter, Capture: o.write != "", Snaplen: o.snaplen, Verbose: o.verbose, Warn: o.warner(stderr), Scope: !o.scope.Empty()}
+		Filter: o.filter, Capture: o.write != "", Snaplen: o.snaplen, Verbose: o.verbose, Warn: o.warner(stderr), Scope: !o.scope.Empty(),
+		RuleFlows: o.nftrace}
 }
 
 // warner says the pipeline's lines on stderr.

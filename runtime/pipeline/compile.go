@@ -65,6 +65,7 @@ func (p *Plan) compileFor(choice *skbChoice, b session.Backend, weighed string) 
 		cfg.warn("this kernel has no bpf_get_func_ip (Linux 5.15 added it): func comes from each program's own function, or a kprobe's instruction pointer")
 	}
 	opts.Snaplen = cfg.Snaplen
+	opts.RuleFlows = cfg.RuleFlows
 	if len(info.Capture) > 0 {
 		// Packets beyond their linear part: their pages' addresses.
 		spec, err := p.types.whole()

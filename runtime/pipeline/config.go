@@ -27,6 +27,9 @@ type Config struct {
 	Scope bool
 	// Snaplen is how many bytes of each packet -w writes.
 	Snaplen int
+	// RuleFlows keeps rule()'s addresses and ports for the nftables trace
+	// to match drops by (--nftrace: codegen.Options.RuleFlows).
+	RuleFlows bool
 	// Verbose says more (-v): timings, what the kernel lacks.
 	Verbose bool
 	// Warn hears what the pipeline says along the way, a line at a time,
