@@ -102,7 +102,7 @@ func (l *lowerer) failedCall(s, next *gStmt) bool {
 	for end > s.Pos.Offset && isSpace(l.src.Text[end-1]) {
 		end--
 	}
-	if next.Pos.Offset != end || end == 0 || !isIdentChar(l.src.Text[end-1]) || next.Target == nil {
+	if next.Pos.Offset != end || end == 0 || !isIdentChar(l.src.Text[end-1]) || next.Target == nil || next.Target.Cond == nil {
 		return false
 	}
 	head := next.Target.Cond.Head
