@@ -298,7 +298,7 @@ func TestAggregationsEndToEnd(t *testing.T) {
 		"[20, 30)               0 |" + none + "|\n" +
 		"[30, 40)               1 |" + half + "|\n" +
 		"[40, ...)              2 |" + full + "|\n" +
-		"\n@mn: 9\n\n@mx: 108\n\n@a: 42\n\n@s: count 6, average 42, total 254\n"
+		"\n@mn: 9\n\n@mx: 108\n\n@a: 42\n\n@s: { .count = 6, .average = 42, .total = 254 }\n"
 	if out != want {
 		t.Errorf("output:\n%s\nwant:\n%s", out, want)
 	}
