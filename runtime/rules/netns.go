@@ -50,14 +50,23 @@ func selfNetns() uint64 {
 }
 
 // inNetns runs fn on a thread of its own that has entered the network
-// namespace at path; the thread ends with fn (it is never given back to
-// other goroutines), so nothing else runs in that namespace by accident.
-// Sockets fn opens stay in that namespace.
+// namespace at path, and takes the thread back to its own namespace after
+// it; sockets fn opens stay in that namespace. Where the way back fails,
+// the thread stays locked and ends with the goroutine, so nothing else runs
+// in that namespace by accident. (A thread that ends locked may be the
+// process's main one, which Go keeps, wedged, instead of ending it: left in
+// the other namespace, it would be what /proc/self/ns/net says, skbtrace's
+// own namespace to every reader of that file.)
 func inNetns(path string, fn func() error) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		// No UnlockOSThread: the thread exits with this goroutine.
+		self, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			errc <- err
+			return
+		}
+		defer self.Close()
 		f, err := os.Open(path)
 		if err != nil {
 			errc <- err
@@ -68,7 +77,11 @@ func inNetns(path string, fn func() error) error {
 			errc <- fmt.Errorf("setns %s: %w", path, err)
 			return
 		}
-		errc <- fn()
+		err = fn()
+		if unix.Setns(int(self.Fd()), unix.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread()
+		}
+		errc <- err
 	}()
 	return <-errc
 }
