@@ -12,7 +12,7 @@
 #   -a  the static arm64 skbtrace for arm64 kernels (make build-arm64 writes
 #       ./skbtrace-arm64); without it, run.sh builds one from this tree
 #   -t  wall-clock limit of each VM in seconds (default 900)
-#   -T  wall-clock limit of the whole run in seconds (default 2400: CI gives the
+#   -T  wall-clock limit of the whole run in seconds (default 2700: CI gives the
 #       VM suite 45 minutes), setup and builds included: a VM gets no more than
 #       what is left of it, and one whose turn comes after it is not booted
 #   -s  run the shell SCRIPT in the guest instead of the cases (/vm/main.sh;
@@ -43,7 +43,7 @@ VMCACHE=${VMCACHE:-$HOME/.cache/skbtrace-vm}
 MODS=mods6
 export VMCACHE PATH=/usr/local/go/bin:$PATH
 start=$(date +%s)
-kernels=5.10,6.1,6.12,6.12-arm64 limit=900 total=2400 script="" keep=0 binarm64=""
+kernels=5.10,6.1,6.12,6.12-arm64 limit=900 total=2700 script="" keep=0 binarm64=""
 usage() { awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0" >&2; exit 2; }
 while getopts "k:a:t:T:s:K" o; do
 	case $o in
