@@ -197,17 +197,5 @@ func legacyComment(text string) string {
 		w, _, _ := strings.Cut(rest, " ")
 		return w
 	}
-	var b strings.Builder
-	for j := 1; j < len(rest); j++ {
-		switch c := rest[j]; {
-		case c == '\\' && j+1 < len(rest):
-			j++
-			b.WriteByte(rest[j])
-		case c == '"':
-			return b.String()
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
+	return unquoteRest(rest[1:])
 }

@@ -42,7 +42,12 @@ func nftComment(text string) string {
 	if i < 0 {
 		return ""
 	}
-	rest := text[i+len(`comment "`):]
+	return unquoteRest(text[i+len(`comment "`):])
+}
+
+// unquoteRest reads a double-quoted string from after its opening quote:
+// up to the closing one, a backslash taking the byte after it as it is.
+func unquoteRest(rest string) string {
 	var b strings.Builder
 	for j := 0; j < len(rest); j++ {
 		switch c := rest[j]; {
