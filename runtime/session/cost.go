@@ -117,10 +117,7 @@ func (m costModel) pick(works []Backend, sh Shape) (Backend, []Estimate) {
 	for _, b := range works {
 		ests = append(ests, m.estimate(b, sh))
 	}
-	least := ests[0].Wait()
-	for _, e := range ests {
-		least = min(least, e.Wait())
-	}
+	least := leastWait(ests)
 	best := -1
 	for i, e := range ests {
 		if e.Wait() <= least+closeCall && (best < 0 || callRank(e.Backend) < callRank(ests[best].Backend)) {
@@ -158,28 +155,33 @@ func EstimateFor(b Backend, sh Shape, trampolineOps bool) Estimate {
 // describeEstimates says what the choice weighed.
 func describeEstimates(b Backend, sh Shape, ests []Estimate) string {
 	var parts []string
-	least, chosen := ests[0].Wait(), ests[0].Wait()
+	chosen := ests[0].Wait()
 	for _, e := range ests {
 		parts = append(parts, e.String())
-		least = min(least, e.Wait())
 		if e.Backend == b {
 			chosen = e.Wait()
 		}
 	}
 	verdict := fmt.Sprintf("%s waits least", b)
-	if chosen > least || len(ests) > 1 && allClose(ests) {
+	if chosen > leastWait(ests) || len(ests) > 1 && allClose(ests) {
 		verdict = fmt.Sprintf("all within %v of each other, and %s costs least a call", closeCall, b)
 	}
 	return fmt.Sprintf("estimated for %d functions and a program of %d instructions, as measured in the VM suite: %s; %s",
 		sh.Funcs, sh.Insns, strings.Join(parts, ", "), verdict)
 }
 
-// allClose reports whether every estimate is within closeCall of the least.
-func allClose(ests []Estimate) bool {
+// leastWait is the least of the estimates' waits.
+func leastWait(ests []Estimate) time.Duration {
 	least := ests[0].Wait()
 	for _, e := range ests {
 		least = min(least, e.Wait())
 	}
+	return least
+}
+
+// allClose reports whether every estimate is within closeCall of the least.
+func allClose(ests []Estimate) bool {
+	least := leastWait(ests)
 	for _, e := range ests {
 		if e.Wait() > least+closeCall {
 			return false
