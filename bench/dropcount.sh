@@ -14,24 +14,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:$PATH
 n=${1:-100000}
-tmp=$(mktemp -d)
 ns=skbt_dcbench
-cleanup() { ip netns del $ns 2>/dev/null || true; rm -rf "$tmp"; }
-trap cleanup EXIT
-go build -o "$tmp/skbtrace" ./cmd/skbtrace
-go build -o "$tmp/udpflood" ./bench/udpflood
-base=${SKBTRACE_BASE:-}
-basecommit=${BASE:-1ea10f6}
-if [ -z "$base" ]; then
-	git worktree add -q --detach "$tmp/base" "$basecommit"
-	(cd "$tmp/base" && go build -o "$tmp/skbtrace-base" ./cmd/skbtrace)
-	git worktree remove --force "$tmp/base"
-	base=$tmp/skbtrace-base
-fi
-commit=$(git rev-parse --short HEAD)
-ip netns del $ns 2>/dev/null || true
-ip netns add $ns
-ip -n $ns link set lo up
+basecommit=1ea10f6
+. bench/dropbench.sh
 ip netns exec $ns nft add table inet dcbench
 ip netns exec $ns nft add chain inet dcbench in '{ type filter hook input priority 0; policy accept; }'
 ip netns exec $ns nft add rule inet dcbench in udp dport 7001 counter drop comment '"bench drops 7001"'

@@ -14,24 +14,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:$PATH
 n=${1:-20000}
-tmp=$(mktemp -d)
 ns=skbt_rulesbench
-cleanup() { ip netns del $ns 2>/dev/null || true; rm -rf "$tmp"; }
-trap cleanup EXIT
-go build -o "$tmp/skbtrace" ./cmd/skbtrace
-go build -o "$tmp/udpflood" ./bench/udpflood
-base=${SKBTRACE_BASE:-}
-basecommit=${BASE:-1fd256c}
-if [ -z "$base" ]; then
-	git worktree add -q --detach "$tmp/base" "$basecommit"
-	(cd "$tmp/base" && go build -o "$tmp/skbtrace-base" ./cmd/skbtrace)
-	git worktree remove --force "$tmp/base"
-	base=$tmp/skbtrace-base
-fi
-commit=$(git rev-parse --short HEAD)
-ip netns del $ns 2>/dev/null || true
-ip netns add $ns
-ip -n $ns link set lo up
+basecommit=1fd256c
+. bench/dropbench.sh
 ip netns exec $ns nft -f - <<'NFT'
 table inet rulesbench {
 	chain in {
