@@ -55,6 +55,8 @@ type options struct {
 	// one map it exports.
 	metrics          string
 	metricsMaxSeries int
+	// webConfig is --web.config.file: TLS and basic auth for --metrics.
+	webConfig string
 	// bpfHops traces tc and XDP programs as hops of --filter, --timeline
 	// and --graph (--bpf-hops, on by default).
 	bpfHops bool
@@ -108,6 +110,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.graph, "graph", false, "nest the calls of each packet per skb and CPU, with each function's return value and time: --graph 'skb:GLOB /PREDICATE/', --graph --filter 'FILTER', or a script's skb: and skbret: print()s (-f json: one object per block, its calls nested)")
 	fs.StringVar(&o.metrics, "metrics", "", "while tracing, serve the maps to Prometheus on `ADDR` (:9464, 127.0.0.1:9464) at /metrics: counters, gauges, histograms, key parts as labels")
 	fs.IntVar(&o.metricsMaxSeries, "metrics-max-series", metrics.DefaultMaxSeries, "with --metrics, export at most `N` series of each map: the largest")
+	fs.StringVar(&o.webConfig, "web.config.file", "", "with --metrics, serve as `FILE` says: TLS, client certificates, basic auth users (node_exporter's web configuration file)")
 	fs.BoolVar(&o.bpfHops, "bpf-hops", true, "with --filter, --timeline or --graph and no script: trace the tc and XDP programs on the path as hops, with their verdicts (fentry on BPF programs, where the kernel allows it); --bpf-hops=false leaves them out")
 	fs.StringArrayVar(&o.scope.Pods, "pod", nil, "trace the packets of the pods `NAMESPACE/NAME` (shell globs; NAME alone: any namespace; repeatable), those started while tracing too; alone, every hop of their packets")
 	fs.StringArrayVar(&o.scope.Namespaces, "namespace", nil, "trace the packets of the pods in Kubernetes namespace `NS` (globs, repeatable)")

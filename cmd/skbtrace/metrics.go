@@ -8,16 +8,28 @@ import (
 	"github.com/skbtrace/skbtrace/runtime/session"
 )
 
-// listenMetrics opens --metrics' address before anything loads, so that a
-// bad address or a port in use ends skbtrace at once. Nil without the flag.
-func listenMetrics(o options) (*metrics.Server, error) {
+// listenMetrics reads --web.config.file and opens --metrics' address
+// before anything loads, so that a bad file, a bad address or a port in
+// use ends skbtrace at once. Nil without the flag.
+func listenMetrics(o options, stderr io.Writer) (*metrics.Server, error) {
 	if o.metrics == "" {
+		if o.webConfig != "" {
+			return nil, fmt.Errorf("--web.config.file secures --metrics' scrapes: give --metrics ADDR too")
+		}
 		return nil, nil
 	}
 	if o.metricsMaxSeries <= 0 {
 		return nil, fmt.Errorf("--metrics-max-series takes a positive number of series, not %d", o.metricsMaxSeries)
 	}
-	return metrics.Listen(o.metrics)
+	var wc *metrics.WebConfig
+	if o.webConfig != "" {
+		var err error
+		if wc, err = metrics.LoadWebConfig(o.webConfig); err != nil {
+			return nil, err
+		}
+	}
+	warn := func(format string, args ...any) { fmt.Fprintf(stderr, "skbtrace: "+format+"\n", args...) }
+	return metrics.ListenWeb(o.metrics, wc, warn)
 }
 
 // serveMetrics serves the session's maps and counts on srv while tracing.
@@ -35,6 +47,10 @@ func serveMetrics(srv *metrics.Server, o options, sess *session.Session, probes 
 		return fmt.Errorf("--metrics: %w", err)
 	}
 	srv.Serve()
-	fmt.Fprintf(stderr, "skbtrace: serving metrics on http://%s/metrics\n", srv.Addr())
+	if o.webConfig == "" {
+		fmt.Fprintf(stderr, "skbtrace: serving metrics on %s\n", srv.URL())
+	} else {
+		fmt.Fprintf(stderr, "skbtrace: serving metrics on %s (%s)\n", srv.URL(), srv.Describe())
+	}
 	return nil
 }

@@ -99,7 +99,7 @@ func trace(o options, kind outputKind, plan *pipeline.Plan, attached func(), std
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	defer watchSignals(stop, stderr)()
-	msrv, err := listenMetrics(o)
+	msrv, err := listenMetrics(o, stderr)
 	if err != nil {
 		return report(stderr, err)
 	}

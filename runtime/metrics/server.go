@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"net"
 	"net/http"
 	"sync"
@@ -13,13 +14,19 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/exporter-toolkit/web"
 )
 
-// Server serves /metrics on a listening socket.
+// Server serves /metrics on a listening socket, over plain HTTP or as a
+// web configuration file says (TLS, client certificates, basic auth).
 type Server struct {
 	ln  net.Listener
 	srv *http.Server
 	reg *prometheus.Registry
+	web *WebConfig
+	// warn reports what goes wrong while serving (a failed TLS handshake,
+	// a web configuration file that no longer reads), a line each.
+	warn func(format string, args ...any)
 	// mu is held for reading by every scrape of the session's metrics, and
 	// for writing by Close, which sets closed: once Close returns nothing
 	// reads the maps, which the session may then free.
@@ -41,10 +48,18 @@ func (g gated) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// Listen opens addr (:9464, 127.0.0.1:9464, [::1]:9464) for Serve. It is
-// done before anything attaches, so that a bad address or a port in use
-// ends skbtrace at once; the error says which, in one line.
+// Listen opens addr (:9464, 127.0.0.1:9464, [::1]:9464) for Serve over
+// plain HTTP. It is done before anything attaches, so that a bad address or
+// a port in use ends skbtrace at once; the error says which, in one line.
 func Listen(addr string) (*Server, error) {
+	return ListenWeb(addr, nil, nil)
+}
+
+// ListenWeb is Listen for a server that serves as wc says (nil: plain
+// HTTP, no authentication), reporting through warn (nil: nowhere) what
+// goes wrong once serving. Load wc with LoadWebConfig first, so that a bad
+// file ends skbtrace before anything attaches too.
+func ListenWeb(addr string, wc *WebConfig, warn func(format string, args ...any)) (*Server, error) {
 	if _, _, err := net.SplitHostPort(addr); err != nil {
 		return nil, fmt.Errorf("--metrics takes HOST:PORT or :PORT, such as :9464 or 127.0.0.1:9464, not %q", addr)
 	}
@@ -65,11 +80,20 @@ func Listen(addr string) (*Server, error) {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return &Server{ln: ln, reg: reg}, nil
+	if warn == nil {
+		warn = func(string, ...any) {}
+	}
+	return &Server{ln: ln, reg: reg, web: wc, warn: warn}, nil
 }
 
 // Addr is the address the server listens on (the port chosen, for :0).
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// URL is where Prometheus scrapes: http:// or https://, the address, /metrics.
+func (s *Server) URL() string { return s.web.Scheme() + "://" + s.ln.Addr().String() + "/metrics" }
+
+// Describe says how scrapes are secured (WebConfig.Describe).
+func (s *Server) Describe() string { return s.web.Describe() }
 
 // Register adds the script's maps and skbtrace's own metrics.
 func (s *Server) Register(c *Collector, self Self) error {
@@ -81,15 +105,30 @@ func (s *Server) Register(c *Collector, self Self) error {
 
 // Serve serves /metrics (the Prometheus text format, or OpenMetrics where
 // the scraper asks for it) until Close. A map that cannot be read gives
-// its error in the scrape, the rest still served.
+// its error in the scrape, the rest still served. With a web configuration
+// file the exporter-toolkit serves it, as node_exporter's: TLS and client
+// certificates as its tls_server_config says, every request checked against
+// basic_auth_users (401 without the right name and password).
 func (s *Server) Serve() {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{
 		EnableOpenMetrics: true,
 		ErrorHandling:     promhttp.ContinueOnError,
 	}))
-	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go s.srv.Serve(s.ln)
+	logw := warnLines(s.warn)
+	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(logw, "", 0)}
+	if s.web == nil {
+		go s.srv.Serve(s.ln)
+		return
+	}
+	path := s.web.Path
+	flags := &web.FlagConfig{WebConfigFile: &path}
+	go func() {
+		err := web.Serve(s.ln, s.srv, flags, toolkitLogger(logw))
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.warn("metrics: no longer serving: %v", oneLine(err.Error()))
+		}
+	}()
 }
 
 // Close stops serving, a few seconds at most after the scrapes under way,
