@@ -181,6 +181,12 @@ type Options struct {
 	// constant bpf_loop (5.17): where the kernel lacks it, the loop is a
 	// positioned error.
 	HaveHelper func(asm.BuiltinFunc) bool
+	// Sample, from 1, puts --sample's gate in every program on events
+	// with an skb: one skb in Sample is kept, all its hops (sample.go);
+	// the runtime may raise it through SampleRateMap. MaxRate, from 1,
+	// lets that many events a second through on each CPU (ratecap.go).
+	// 0: no gate, and the programs are as without the flags.
+	Sample, MaxRate uint32
 }
 
 // SkbArgs are the argument positions skb: programs are generated for when
@@ -226,7 +232,8 @@ func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 	}
 	ms := &mapSet{layouts: out.layouts, specs: out.Maps, cpus: opts.CPUs, perf: opts.PerfEvents, eventsBytes: opts.EventsBytes, track: usesTrack(info),
 		snaplen: min(cmp.Or(opts.Snaplen, DefaultSnaplen), MaxSnaplen), pageMul: opts.PageMul, pageOff: opts.PageOff,
-		arch: opts.Arch, haveFuncIP: opts.HaveFuncIP, haveHelper: opts.HaveHelper, ruleFlows: opts.RuleFlows}
+		arch: opts.Arch, haveFuncIP: opts.HaveFuncIP, haveHelper: opts.HaveHelper, ruleFlows: opts.RuleFlows,
+		sample: opts.Sample, maxRate: min(opts.MaxRate, MaxRateLimit)}
 	if ms.perf {
 		// A perf record's size is 16 bits.
 		ms.snaplen = min(ms.snaplen, maxPerfSnaplen)
@@ -305,6 +312,9 @@ func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 		if err := trackHelpers(out, info.SkbType); err != nil {
 			return nil, fmt.Errorf("track(): %w", err)
 		}
+	}
+	if ms.sampled {
+		unsampleHelpers(out)
 	}
 	applyBackend(out.Programs, opts)
 	if opts.PerfEvents {
@@ -559,6 +569,11 @@ func compileProbeWith(give int, info *check.Info, ms *mapSet, out *Output, p *la
 	}
 	if gated || p.Pred != nil {
 		g.mark(body)
+	}
+	if OnEvents(spec.Spec.Kind) {
+		if err := g.overheadGates(); err != nil {
+			return nil, err
+		}
 	}
 	if parseAt != nil && g.usesHeaders(parseAt) {
 		if err := g.parseIP(); err != nil {

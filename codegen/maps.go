@@ -40,6 +40,10 @@ type mapSet struct {
 	haveFuncIP func() bool
 	// haveHelper is Options.HaveHelper.
 	haveHelper func(asm.BuiltinFunc) bool
+	// sample and maxRate are Options.Sample and Options.MaxRate; sampled
+	// is set once a program has --sample's gate (sample.go).
+	sample, maxRate uint32
+	sampled         bool
 }
 
 // noFuncIP reports whether the kernel lacks bpf_get_func_ip.

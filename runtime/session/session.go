@@ -436,6 +436,8 @@ func (s *Session) attachHelpers(warn func(string, ...any)) {
 			}
 		case p.Helper == codegen.HelperFollow:
 			followErr = err
+		case p.Helper == codegen.HelperUnsample:
+			warn("--sample: cannot watch %s to forget freed skbs (%v); a new skb at a freed one's address keeps its decision", p.Prog.AttachTo, err)
 		default:
 			warn("track(): cannot watch %s to forget freed skbs (%v); a new skb at a freed one's address may be followed", p.Prog.AttachTo, err)
 		}
