@@ -69,6 +69,8 @@ type Session struct {
 	bpfKnown map[uint32]bool
 	// scope keeps the pod filters' map current (scope.go); nil without.
 	scope *scopeKeeper
+	// misses is what Misses reads besides the kernel (misses.go).
+	misses missState
 }
 
 // FuncStats is what attaching skb: probes to functions came to, or nil.
@@ -371,6 +373,7 @@ func (s *Session) Detach() error {
 			pe.Close()
 		}
 		s.profiles = nil
+		s.keepProgramMisses()
 		if !s.switchOff() {
 			closeLinks(s.links, s.progress)
 			s.links = nil
