@@ -47,10 +47,21 @@ type pcapngWriter struct {
 	block, comment []byte
 	// vals names the network namespaces in the comments (pod=default/web-0).
 	vals *Values
+	// rot is w where it rotates (-C, -G, -W): each file a section of its
+	// own, its interface blocks written again; frames counts the current
+	// file's packet blocks.
+	rot    *Rotator
+	frames int
 }
 
 func newPcapngWriter(w io.Writer, snaplen int, boot time.Time) (*pcapngWriter, error) {
 	pw := &pcapngWriter{w: bufio.NewWriterSize(w, 64<<10), snaplen: uint32(snaplen), boot: boot, ifaces: map[iface]uint32{}}
+	pw.rot, _ = w.(*Rotator)
+	return pw, pw.header()
+}
+
+// header writes the section header block that starts each file.
+func (pw *pcapngWriter) header() error {
 	b := pw.start(blockSHB)
 	b = binary.LittleEndian.AppendUint32(b, byteOrderBOM)
 	b = binary.LittleEndian.AppendUint16(b, 1) // version 1.0
@@ -58,7 +69,26 @@ func newPcapngWriter(w io.Writer, snaplen int, boot time.Time) (*pcapngWriter, e
 	b = binary.LittleEndian.AppendUint64(b, ^uint64(0)) // section length unknown
 	b = appendOption(b, optComment, []byte("skbtrace"))
 	b = appendOption(b, optEnd, nil)
-	return pw, pw.finish(b)
+	return pw.finish(b)
+}
+
+// rotate starts the next file where the rotation is due, between two
+// packet blocks: the blocks so far written out whole to the current file,
+// then a new section, whose interface blocks are written again as its
+// frames need them, so that the file reads alone.
+func (pw *pcapngWriter) rotate() error {
+	if pw.rot == nil || pw.frames == 0 || !pw.rot.Due(pw.w.Buffered()) {
+		return nil
+	}
+	if err := pw.w.Flush(); err != nil {
+		return err
+	}
+	if err := pw.rot.Rotate(); err != nil {
+		return err
+	}
+	clear(pw.ifaces)
+	pw.frames = 0
+	return pw.header()
 }
 
 func (pw *pcapngWriter) start(typ uint32) []byte {
@@ -127,10 +157,14 @@ func (pw *pcapngWriter) frame(rec []byte, where string) error {
 	if i := bytes.IndexByte(k.name[:], 0); i >= 0 {
 		clear(k.name[i:])
 	}
+	if err := pw.rotate(); err != nil {
+		return err
+	}
 	id, err := pw.ifaceID(k)
 	if err != nil {
 		return err
 	}
+	pw.frames++
 	data := rec[codegen.CaptureHead : codegen.CaptureHead+caplen]
 	if synth := u(codegen.CaptureSynth); synth&0x10000 != 0 && caplen >= 14 {
 		// No link header yet: an Ethernet header of the packet's type,

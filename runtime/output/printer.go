@@ -81,6 +81,10 @@ type Printer struct {
 	warn func(format string, args ...any)
 	// late hands over the events of programs attached while tracing.
 	late *Late
+	// rot is the output where it rotates (-o with -C, -G, -W): the
+	// lines are written out once they fill its file, and it rotates
+	// only before a write, between whole records.
+	rot *Rotator
 }
 
 // New is a printer of events to w in cfg's format, which it looks up in
@@ -98,6 +102,7 @@ func New(w io.Writer, events []*codegen.Event, cfg Config) (*Printer, error) {
 		v = NewValues()
 	}
 	p := newPrinter(w, events, v)
+	p.rot, _ = w.(*Rotator)
 	p.f = mk(p)
 	p.control, p.records, p.rets, p.warn, p.late = cfg.Control, cfg.Records, cfg.Rets, cfg.Warn, cfg.Late
 	if p.control == nil {
@@ -220,6 +225,11 @@ func (p *Printer) flush() error {
 	if len(p.buf) == 0 {
 		return nil
 	}
+	if p.rot != nil {
+		if _, err := p.rot.RotateIfDue(); err != nil {
+			return err
+		}
+	}
 	_, err := p.w.Write(p.buf)
 	p.buf = p.buf[:0]
 	return err
@@ -257,7 +267,9 @@ func (p *Printer) record(b []byte) error {
 		}
 		return p.pcap.frame(b, p.where(ev, b))
 	case codegen.EventBlock:
-		return p.printfBlock(b)
+		if err := p.printfBlock(b); err != nil {
+			return err
+		}
 	case codegen.EventPrintf:
 		p.scratch = p.printf(p.scratch[:0], ev, b)
 		p.buf = p.f.Line(p.buf, lineKind(ev), p.scratch)
@@ -270,7 +282,7 @@ func (p *Printer) record(b []byte) error {
 	default:
 		p.buf = p.f.Record(p.buf, ev, b)
 	}
-	if len(p.buf) >= flushAt {
+	if len(p.buf) >= flushAt || p.rot != nil && len(p.buf) > 0 && p.rot.Due(len(p.buf)) {
 		return p.flush()
 	}
 	return nil
