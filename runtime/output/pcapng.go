@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/skbtrace/skbtrace/codegen"
@@ -52,6 +53,9 @@ type pcapngWriter struct {
 	// file's packet blocks.
 	rot    *Rotator
 	frames int
+	// truncated, where set, counts the frames cut to the snap length
+	// (Config.Truncated).
+	truncated *atomic.Uint64
 }
 
 func newPcapngWriter(w io.Writer, snaplen int, boot time.Time) (*pcapngWriter, error) {
@@ -184,7 +188,11 @@ func (pw *pcapngWriter) frame(rec []byte, where string) error {
 	b = binary.LittleEndian.AppendUint32(b, uint32(ts>>32))
 	b = binary.LittleEndian.AppendUint32(b, uint32(ts))
 	b = binary.LittleEndian.AppendUint32(b, uint32(caplen))
-	b = binary.LittleEndian.AppendUint32(b, uint32(max(u(codegen.CaptureOrigLen), uint64(caplen))))
+	origLen := max(u(codegen.CaptureOrigLen), uint64(caplen))
+	if origLen > uint64(caplen) && pw.truncated != nil {
+		pw.truncated.Add(1)
+	}
+	b = binary.LittleEndian.AppendUint32(b, uint32(origLen))
 	b = append(b, data...)
 	b = appendPad(b, caplen)
 	c := append(append(pw.comment[:0], where...), " skb=0x"...)

@@ -42,6 +42,8 @@ type Config struct {
 	// most each; nil: capture() records are an error.
 	Capture io.Writer
 	Snaplen int
+	// Truncated, where set, counts the frames Capture got cut to Snaplen.
+	Truncated *atomic.Uint64
 }
 
 // Printer decodes event records and writes them out through its format.
@@ -113,7 +115,7 @@ func New(w io.Writer, events []*codegen.Event, cfg Config) (*Printer, error) {
 		if p.pcap, err = newPcapngWriter(cfg.Capture, cfg.Snaplen, v.boot); err != nil {
 			return nil, fmt.Errorf("write the pcapng header: %w", err)
 		}
-		p.pcap.vals = v
+		p.pcap.vals, p.pcap.truncated = v, cfg.Truncated
 	}
 	return p, nil
 }

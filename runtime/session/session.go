@@ -219,7 +219,7 @@ func Start(out *codegen.Output, w io.Writer, opts Options) (_ *Session, err erro
 	}
 	s.pr, err = output.New(w, out.Events, output.Config{Format: opts.Format, Values: s.fmt, Control: s.control,
 		Records: &s.records, Rets: retClasses(opts.Funcs), Warn: s.warn, Late: s.lateEv,
-		Capture: opts.Capture, Snaplen: opts.Snaplen})
+		Capture: opts.Capture, Snaplen: opts.Snaplen, Truncated: &s.misses.truncated})
 	if err != nil {
 		s.Close()
 		return nil, err
