@@ -98,13 +98,21 @@ func (wc *WebConfig) Describe() string {
 }
 
 // oneLine joins a multi-line message (YAML's errors list a line each) with
-// "; ".
+// "; ", or a space after a line that ends in a colon.
 func oneLine(s string) string {
-	var parts []string
+	var b strings.Builder
 	for _, l := range strings.Split(s, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			parts = append(parts, l)
+		if l = strings.TrimSpace(l); l == "" {
+			continue
 		}
+		if b.Len() > 0 {
+			if strings.HasSuffix(b.String(), ":") {
+				b.WriteString(" ")
+			} else {
+				b.WriteString("; ")
+			}
+		}
+		b.WriteString(l)
 	}
-	return strings.Join(parts, "; ")
+	return b.String()
 }
