@@ -70,6 +70,8 @@ type options struct {
 	quiet bool
 	// bt are bpftrace's flags (btflags.go).
 	bt btOptions
+	// rotate is -C, -G and -W (rotate.go).
+	rotate rotateOptions
 }
 
 func main() {
@@ -122,6 +124,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.tools, "tools", false, "list the bundled tools")
 	fs.BoolVarP(&o.version, "version", "V", false, "print the version")
 	addBpftraceFlags(fs, &o.bt)
+	addRotateFlags(fs, &o.rotate)
 	fs.Usage = func() {}
 	fs.SetInterspersed(false)
 	if err := fs.Parse(argv); err != nil {
@@ -141,6 +144,9 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		return printInfo(stdout)
 	}
 	if err := o.bt.check(); err != nil {
+		return report(stderr, err)
+	}
+	if err := o.rotate.check(fs, o.write, o.output); err != nil {
 		return report(stderr, err)
 	}
 	if o.format != "text" && o.format != "json" {

@@ -115,13 +115,15 @@ func trace(o options, kind outputKind, plan *pipeline.Plan, attached func(), std
 		return 1
 	}
 	w := stdout
+	// outRot and capRot rotate -o's and -w's files (-C, -G, -W: rotate.go).
+	var outRot, capRot *output.Rotator
 	if o.output != "" {
-		f, err := os.Create(o.output)
+		f, rot, err := o.rotate.createOutput(o.output, true)
 		if err != nil {
 			return report(stderr, err)
 		}
 		defer f.Close()
-		w = f
+		w, outRot = f, rot
 	}
 	var capture io.Writer
 	switch {
@@ -132,12 +134,12 @@ func trace(o options, kind outputKind, plan *pipeline.Plan, attached func(), std
 			w = stderr
 		}
 	case o.write != "":
-		f, err := os.Create(o.write)
+		f, rot, err := o.rotate.createOutput(o.write, false)
 		if err != nil {
 			return report(stderr, err)
 		}
 		defer f.Close()
-		capture = f
+		capture, capRot = f, rot
 	}
 	if plan.Funcs != nil && isTerminal(stderr) {
 		plan.Funcs.Progress = stderr
@@ -244,6 +246,9 @@ func trace(o options, kind outputKind, plan *pipeline.Plan, attached func(), std
 			fmt.Fprintf(w, "{\"data\":{\"buffer\":%q,\"events\":%d},\"type\":\"lost\"}\n", buffer, n)
 		}
 	}
+	// The files rotated, named once the printer is done with them.
+	o.rotate.reportFiles("-w", capRot, o.format == "json", w, stderr)
+	o.rotate.reportFiles("-o", outRot, o.format == "json", w, stderr)
 	if !plan.Info.Config.PrintMapsOnExit {
 		// config = { print_maps_on_exit = 0 }
 		return status
