@@ -9,11 +9,11 @@
 //     by namespace, addresses, protocol and ports; the rule's text is nft's
 //     (and iptables-nft's) listing, run in the drop's namespace;
 //   - iptables-legacy rules and classic tc actions, from the kernel's own
-//     counters (iptables-legacy-save -c, tc -s -j filter show), read at
-//     start and at each drop: exactly one rule or action whose drop count
-//     rose is named, never a guess;
+//     counters (iptables-legacy-save -c; tc's over rtnetlink, rtnl.go and
+//     tcnl.go, no tc binary), read at start and at each drop: exactly one
+//     rule or action whose drop count rose is named, never a guess;
 //   - the object a rule's chain or comment names (objects.go).
 //
-// It speaks nfnetlink with x/sys/unix (nfnl.go) and imports nothing of
+// It speaks nfnetlink and rtnetlink with x/sys/unix and imports nothing of
 // skbtrace, so that output, metrics and the tools can all use it.
 package rules
