@@ -42,7 +42,7 @@ func serveMetrics(srv *metrics.Server, o options, sess *session.Session, probes 
 	warn := func(format string, args ...any) { fmt.Fprintf(stderr, "skbtrace: "+format+"\n", args...) }
 	c := metrics.NewCollector(metrics.SessionSource(sess), o.metricsMaxSeries, warn)
 	err := srv.Register(c, metrics.Self{Version: version, Backend: backend, Probes: probes,
-		Read: sess.Records, Lost: func() uint64 { n, _ := sess.Lost(); return n }})
+		Read: sess.Records, Lost: func() uint64 { n, _ := sess.Lost(); return n }, Misses: sess.Misses})
 	if err != nil {
 		return fmt.Errorf("--metrics: %w", err)
 	}

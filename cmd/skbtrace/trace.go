@@ -238,14 +238,9 @@ func trace(o options, kind outputKind, plan *pipeline.Plan, attached func(), std
 	if code := sess.ExitCode(); code != 0 && status == 0 {
 		status = code // exit(code), as bpftrace exits
 	}
-	if n, buffer := sess.Lost(); n > 0 && kind.bpftrace {
-		io.WriteString(map[bool]io.Writer{true: w, false: stderr}[o.format == "json"], output.LostLine(o.format == "json", n))
-	} else if n > 0 {
-		fmt.Fprintf(stderr, "skbtrace: %d events lost: the %s was full\n", n, buffer)
-		if o.format == "json" {
-			fmt.Fprintf(w, "{\"data\":{\"buffer\":%q,\"events\":%d},\"type\":\"lost\"}\n", buffer, n)
-		}
-	}
+	// What was not seen: runs skipped, records lost, functions not
+	// attached, captures cut (summary.go).
+	exitSummary(sess.Misses(), o, kind, w, stderr)
 	// The files rotated, named once the printer is done with them.
 	o.rotate.reportFiles("-w", capRot, o.format == "json", w, stderr)
 	o.rotate.reportFiles("-o", outRot, o.format == "json", w, stderr)

@@ -1,6 +1,10 @@
 package metrics
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/skbtrace/skbtrace/runtime/session"
+)
 
 // Self is what skbtrace says of itself beside the script's maps.
 type Self struct {
@@ -13,12 +17,16 @@ type Self struct {
 	// those the programs found no room for, each as the session keeps
 	// them exactly.
 	Read, Lost func() uint64
+	// Misses reads what skbtrace did not see (session.Misses): each kind
+	// a counter skbtrace_<what>_total by probe and reason (misses.go).
+	Misses func() *session.Misses
 }
 
 // selfCollector exports Self.
 type selfCollector struct {
 	s                        Self
 	info, probes, read, lost *prometheus.Desc
+	misses                   missDescs
 }
 
 func newSelfCollector(s Self) *selfCollector {
@@ -45,5 +53,8 @@ func (c *selfCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if c.s.Lost != nil {
 		ch <- prometheus.MustNewConstMetric(c.lost, prometheus.CounterValue, float64(c.s.Lost()))
+	}
+	if c.s.Misses != nil {
+		c.misses.collectMisses(c.s.Misses(), ch)
 	}
 }

@@ -54,10 +54,10 @@ func (s *Session) readProgramMisses(m *Misses) {
 		}
 	}
 	if trampoline && !atLeast(release, countsTrampoline) {
-		m.Add(Miss{What: MissProgramsSkipped, Reason: "fentry and fexit programs' runs skipped (Linux 5.12 counts them)", Uncounted: true})
+		m.Add(Miss{What: MissProgramsSkipped, Reason: "recursion misses of fentry and fexit programs (Linux 5.12 and later count them)", Uncounted: true})
 	}
 	if others && !atLeast(release, countsOthers) {
-		m.Add(Miss{What: MissProgramsSkipped, Reason: "kprobe and tracepoint programs' runs skipped (Linux 6.7 counts them)", Uncounted: true})
+		m.Add(Miss{What: MissProgramsSkipped, Reason: "recursion misses of kprobe and tracepoint programs, and kprobes' own misses (Linux 6.7 and later count them)", Uncounted: true})
 	}
 	seen := map[ebpf.ProgramID]bool{}
 	count := func(prog *ebpf.Program) {
