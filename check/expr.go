@@ -467,6 +467,16 @@ func (c *checker) index(e *lang.IndexExpr) types.Type {
 	case types.Invalid:
 		return types.Bad
 	case types.String:
+		if k, ok := c.info.Consts[e.X]; ok && k.IsStr {
+			// "/"[0], as opensnoop.bt compares a path's first byte.
+			if n, ok := c.constInt(e.Index); ok && n >= 0 && n <= int64(len(k.Str)) {
+				b := uint64(0)
+				if n < int64(len(k.Str)) {
+					b = uint64(k.Str[n])
+				}
+				c.info.Consts[e] = Const{Int: b}
+			}
+		}
 		return types.U8
 	case types.Array:
 		arr := x.BTF.(*btf.Array)

@@ -29,6 +29,12 @@ func (c *checker) mapAssign(m *lang.MapExpr, keys []types.Type, v types.Type) {
 		if k.Kind == types.Invalid || mi.Keys[i].Kind == types.Invalid {
 			continue
 		}
+		if ptrIntKeys(k, mi.Keys[i]) {
+			// bpftrace keys a kprobe's arg0 as the u64 it is, beside
+			// an integer (biolatency-kp.bt's @start[0], @start[arg0]).
+			mi.Keys[i] = types.U64
+			continue
+		}
 		if !sameKind(k, mi.Keys[i]) || !sameFormat(k, mi.Keys[i]) {
 			c.errorf(keyNode(m, i), "a map keeps one key type: use another map", "key %d of %s is %s here but %s at %s", i+1, mapName(m.Name), describeInt(k), describeInt(mi.Keys[i]), at)
 			continue
@@ -176,4 +182,11 @@ func describeInt(t types.Type) string {
 		return t.String() + " (" + n + ")"
 	}
 	return t.String()
+}
+
+// ptrIntKeys reports whether one of two key types is a pointer and the
+// other a plain integer: one u64 key, as bpftrace's pointers are.
+func ptrIntKeys(a, b types.Type) bool {
+	plainInt := func(t types.Type) bool { return t.Kind == types.Int && t.Fmt == types.FmtDec }
+	return (a.Kind == types.Ptr && plainInt(b)) || (b.Kind == types.Ptr && plainInt(a))
 }

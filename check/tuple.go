@@ -150,7 +150,7 @@ func (c *checker) readKeys(m *lang.MapExpr, mi *MapInfo) {
 		keys = keys[0].Tuple.Elems
 	}
 	for i, k := range keys {
-		if k.Kind == types.Invalid || mi.Keys[i].Kind == types.Invalid || sameKind(k, mi.Keys[i]) {
+		if k.Kind == types.Invalid || mi.Keys[i].Kind == types.Invalid || sameKind(k, mi.Keys[i]) || ptrIntKeys(k, mi.Keys[i]) {
 			continue
 		}
 		c.errorf(keyNode(m, i), "a map keeps one key type", "key %d of %s is %s here but %s at %s", i+1, mapName(m.Name), k, mi.Keys[i], mi.First.Start)

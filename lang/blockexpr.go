@@ -48,7 +48,7 @@ func (l *lowerer) blockExpr(g *gBlock) *BlockExpr {
 // `c ? { a } : { b }`; an if without an else has no value there.
 func (l *lowerer) ifExpr(g *gIf) Expr {
 	sp := l.span(g.Pos, g.EndPos)
-	cond := l.expr(g.Cond)
+	cond := l.ifCond(g)
 	then := valueOnly(l.blockExpr(g.Then))
 	var els Expr
 	switch {

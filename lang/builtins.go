@@ -19,8 +19,10 @@ import (
 //     the initial PID namespace: both modes agree there);
 //   - nsecs(monotonic) is nsecs; nsecs(boot), nsecs(tai) and nsecs(sw_tai)
 //     read those clocks (stdlib.NsecsBoot, NsecsTAI);
-//   - pcomm, pcomm() and pcomm(task) are task->group_leader->comm, the
-//     current task's where none is given;
+//   - pcomm, pcomm() and pcomm(task) are task->real_parent->comm (bpftrace
+//     0.26's; 0.25 read group_leader), ppid the parent's tgid, leader_tid
+//     and leader_comm the thread group leader's pid and comm, the current
+//     task's where none is given;
 //   - assert(cond, msg) is if (!(cond)) { errorf("%s", msg); exit() }: the
 //     message with the call's place, and tracing ends with status 1;
 //   - pton("10.0.0.1") is the address literal 10.0.0.1 (compared with
@@ -66,8 +68,8 @@ func builtinCall(e Expr, d *Diagnostics) Expr {
 	if id, ok := e.(*Ident); ok && id.Name == "username" {
 		return usernameOf(id.At)
 	}
-	if id, ok := e.(*Ident); ok && id.Name == "pcomm" {
-		return groupLeaderComm(id.At, &Ident{At: id.At, Name: "curtask"})
+	if id, ok := e.(*Ident); ok && taskFields[id.Name] != nil {
+		return taskField(id.At, &Ident{At: id.At, Name: "curtask"}, taskFields[id.Name])
 	}
 	c, ok := e.(*CallExpr)
 	if !ok {
@@ -80,12 +82,12 @@ func builtinCall(e Expr, d *Diagnostics) Expr {
 		}
 	}
 	switch {
-	case c.Name == "pcomm" && len(c.Args) <= 1:
+	case taskFields[c.Name] != nil && len(c.Args) <= 1:
 		task := Expr(&Ident{At: c.At, Name: "curtask"})
 		if len(c.Args) == 1 {
 			task = c.Args[0]
 		}
-		return groupLeaderComm(c.At, task)
+		return taskField(c.At, task, taskFields[c.Name])
 	case c.Name == "username" && len(c.Args) == 0:
 		return usernameOf(c.At)
 	case c.Name == "assert" && len(c.Args) == 2:
@@ -117,10 +119,22 @@ func builtinCall(e Expr, d *Diagnostics) Expr {
 	return e
 }
 
-// groupLeaderComm is task->group_leader->comm: bpftrace's pcomm.
-func groupLeaderComm(at Span, task Expr) Expr {
-	leader := &FieldExpr{At: at, X: task, Name: "group_leader", NameSpan: at, Arrow: true}
-	return &FieldExpr{At: at, X: leader, Name: "comm", NameSpan: at, Arrow: true}
+// taskFields are bpftrace's stdlib macros that read a task's relative:
+// the member chain each one follows from the task.
+var taskFields = map[string][]string{
+	"pcomm":       {"real_parent", "comm"},
+	"ppid":        {"real_parent", "tgid"},
+	"leader_tid":  {"group_leader", "pid"},
+	"leader_comm": {"group_leader", "comm"},
+}
+
+// taskField is task->a->b, the chain of a taskFields macro.
+func taskField(at Span, task Expr, chain []string) Expr {
+	x := task
+	for _, name := range chain {
+		x = &FieldExpr{At: at, X: x, Name: name, NameSpan: at, Arrow: true}
+	}
+	return x
 }
 
 // pton is bpftrace's pton("ADDRESS") of a string literal: the address.

@@ -7,7 +7,8 @@ func TestBuiltinCalls(t *testing.T) {
 	cases := []struct{ sugar, plain string }{
 		{`begin { $x = pid() + tid(init) + pid(curr_ns) }`, `begin { $x = pid + tid + pid }`},
 		{`begin { $x = nsecs(boot) + nsecs(monotonic) + nsecs(tai) + nsecs(sw_tai) + nsecs() }`, `begin { $x = __nsecs_boot + nsecs + __nsecs_tai + __nsecs_tai + nsecs }`},
-		{`begin { print(pcomm); print(pcomm()) }`, `begin { print(curtask->group_leader->comm); print(curtask->group_leader->comm) }`},
+		{`begin { print(pcomm); print(pcomm()) }`, `begin { print(curtask->real_parent->comm); print(curtask->real_parent->comm) }`},
+		{`begin { print(ppid); print(ppid(curtask)); print((leader_tid, leader_comm())) }`, `begin { print(curtask->real_parent->tgid); print(curtask->real_parent->tgid); print((curtask->group_leader->pid, curtask->group_leader->comm)) }`},
 		{`macro pid() { 7 } begin { $x = pid() }`, `begin { $x = 7 }`},
 		{`begin { $x = pton("10.0.0.1") == saddr; $y = (uint32)pton("127.0.0.1") }`, `begin { $x = 10.0.0.1 == saddr; $y = 16777343 }`},
 		{`begin { $y = (uint64_t)1 + (int8_t)2 }`, `begin { $y = (uint64)1 + (int8)2 }`},

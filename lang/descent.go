@@ -474,24 +474,14 @@ func (p *descent) headBlock() (*gExpr, *gBlock, bool) {
 	return x, b, ok
 }
 
-// gIf: `"if" "(" @@ ")" @@ ( "else" ( @@ | @@ ) )?`
+// gIf: `"if" ( "(" @@ ")" | @@ ) @@ ( "else" ( @@ | @@ ) )?`
 func (p *descent) ifStmt() (*gIf, bool) {
 	if !p.at("if") {
 		return nil, false
 	}
 	g := p.nodes.ifs.new(gIf{Pos: p.peek().Pos})
 	p.next()
-	var ok bool
-	if !p.lit("(") {
-		return nil, false
-	}
-	if g.Cond, ok = p.expr(); !ok {
-		return nil, false
-	}
-	if !p.lit(")") {
-		return nil, false
-	}
-	if g.Then, ok = p.block(); !ok {
+	if !p.ifHead(g) {
 		return nil, false
 	}
 	start := p.i
@@ -507,6 +497,22 @@ func (p *descent) ifStmt() (*gIf, bool) {
 	}
 	g.EndPos = p.peek().Pos
 	return g, true
+}
+
+// ifHead parses an if's condition and block: `( "(" @@ ")" | @@ ) @@`,
+// the condition in parentheses, or, as bpftrace 0.27's tools write it
+// (`if $memcg { ... }`), a unary expression without them.
+func (p *descent) ifHead(g *gIf) bool {
+	var ok bool
+	if p.lit("(") {
+		if g.Cond, ok = p.expr(); !ok || !p.lit(")") {
+			return false
+		}
+	} else if g.Bare, ok = p.unary(); !ok {
+		return false
+	}
+	g.Then, ok = p.block()
+	return ok
 }
 
 // gExpr: `( @@ | @@ | @@ ( "?" @@ ":" @@ )? )`

@@ -102,7 +102,8 @@ type gUnroll struct {
 type gIf struct {
 	Pos    lexer.Position
 	EndPos lexer.Position
-	Cond   *gExpr  `parser:"\"if\" \"(\" @@ \")\""`
+	Cond   *gExpr  `parser:"\"if\" ( \"(\" @@ \")\""`
+	Bare   *gUnary `parser:"         | @@ )"`
 	Then   *gBlock `parser:"@@"`
 	ElseIf *gIf    `parser:"( \"else\" ( @@"`
 	Else   *gBlock `parser:"         | @@ ) )?"`

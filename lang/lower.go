@@ -181,7 +181,7 @@ func (l *lowerer) checkTarget(e Expr) {
 }
 
 func (l *lowerer) ifStmt(g *gIf) *IfStmt {
-	s := &IfStmt{At: l.span(g.Pos, g.EndPos), Cond: l.expr(g.Cond), Then: l.block(g.Then)}
+	s := &IfStmt{At: l.span(g.Pos, g.EndPos), Cond: l.ifCond(g), Then: l.block(g.Then)}
 	switch {
 	case g.ElseIf != nil:
 		s.Else = l.ifStmt(g.ElseIf)
@@ -189,6 +189,14 @@ func (l *lowerer) ifStmt(g *gIf) *IfStmt {
 		s.Else = l.block(g.Else)
 	}
 	return s
+}
+
+// ifCond is an if's condition, in parentheses or bare.
+func (l *lowerer) ifCond(g *gIf) Expr {
+	if g.Bare != nil {
+		return l.unary(g.Bare)
+	}
+	return l.expr(g.Cond)
 }
 
 func (l *lowerer) expr(g *gExpr) Expr {
