@@ -30,7 +30,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 VMCACHE=${VMCACHE:-$HOME/.cache/skbtrace-vm}
 # MODS names the cached bundle of guest modules (setup.sh); a new name whenever
 # the list of modules changes, so that caches made before are rebuilt.
-MODS=mods6
+MODS=mods7
 export DEBIAN_FRONTEND=noninteractive
 kernels=("$@"); [ ${#kernels[@]} -eq 0 ] && kernels=(5.10 6.1 6.12 6.12-arm64)
 mkdir -p "$VMCACHE"/{debs,k}
@@ -183,8 +183,10 @@ for kv in "${kernels[@]}"; do
 	# veth, for cases across two network namespaces; nf_tables, for netfilter
 	# hooks (vmtool nft), with libcrc32c and the crc32c it asks the crypto API
 	# for; 8021q, for VLAN devices; vxlan and geneve, for tunnels; sch_ingress
-	# (clsact) and cls_bpf, for the tc programs of bpf: cases (bpfload). Those
-	# built into this kernel are not files here, and are left out.
+	# (clsact) and cls_bpf, for the tc programs of bpf: cases (bpfload);
+	# cls_u32, cls_flower, act_gact, act_police and act_mirred, for classic tc
+	# filters and actions (vmtool tc). Those built into this kernel are not
+	# files here, and are left out.
 	declare -A kpath=() seen=()
 	while IFS= read -r f; do
 		b=${f##*/} b=${b%%.ko*}
@@ -205,7 +207,7 @@ for kv in "${kernels[@]}"; do
 		mv "$m/$n.ko" "$1/$(printf %02d $nmod)-$n.ko"
 	}
 	nmod=0
-	for n in crc32c_generic libcrc32c nf_tables 8021q veth vxlan geneve sch_ingress cls_bpf; do want "$m/lib/modules/$krel/extra" $n; done
+	for n in crc32c_generic libcrc32c nf_tables 8021q veth vxlan geneve sch_ingress cls_bpf cls_u32 cls_flower act_gact act_police act_mirred; do want "$m/lib/modules/$krel/extra" $n; done
 	# The results channel where it is a virtio console (/dev/hvc0: arm64, or
 	# VM_OUT=hvc): /init loads these first, those that are modules here.
 	seen=() nmod=0

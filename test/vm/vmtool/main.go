@@ -20,6 +20,8 @@
 //	vmtool link add NAME type vxlan|geneve id VNI remote ADDR [local ADDR] [dstport PORT]
 //	                              devices busybox's ip cannot make (a peer in a namespace
 //	                              file, a tunnel's VNI, addresses and port)
+//	vmtool tc add DEV ingress|egress PREF flower|u32 PORT|matchall drop|police RATE BURST|mirred TARGET
+//	vmtool tc clear DEV           classic tc filters and actions without the tc binary (tc.go)
 //	vmtool pcapcheck [-min N] FILE PORT
 //	                              check vmtool tcp's bytes to PORT in a pcapng skbtrace wrote
 //	vmtool state                  the kernel's BPF and probe state, as the leak check sees it
@@ -59,6 +61,8 @@ func main() {
 		os.Exit(nft(args))
 	case "link":
 		os.Exit(link(args))
+	case "tc":
+		os.Exit(tc(args))
 	case "pcapcheck":
 		os.Exit(pcapCheck(args))
 	case "state":
