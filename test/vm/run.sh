@@ -40,7 +40,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 VMCACHE=${VMCACHE:-$HOME/.cache/skbtrace-vm}
 # MODS names the cached bundle of guest modules (setup.sh); a new name whenever
 # the list of modules changes, so that caches made before are rebuilt.
-MODS=mods6
+MODS=mods7
 export VMCACHE PATH=/usr/local/go/bin:$PATH
 start=$(date +%s)
 kernels=5.10,6.1,6.12,6.12-arm64 limit=900 total=2700 script="" keep=0 binarm64=""
