@@ -209,6 +209,8 @@ type Output struct {
 	PerfBytes int
 	// ProbeNames are the names probe's values index, from 1 (probename.go).
 	ProbeNames []string
+	// MaxRate is --max-rate's cap where a program has its gate, else 0.
+	MaxRate uint32
 
 	// layouts indexes MapLayouts by name.
 	layouts map[string]*MapLayout

@@ -12,6 +12,7 @@ const MaxRateLimit = 1<<31 - 1
 // returns. Per CPU, so no two programs share a window: no atomics.
 func (g *gen) rateGate() error {
 	g.maps.overheadMap()
+	g.out.MaxRate = g.maps.maxRate
 	m := g.frame.mark()
 	defer g.frame.release(m)
 	slot, err := g.frame.alloc(8)

@@ -16,10 +16,10 @@ import (
 // same (NAT, TTL): hops of one packet would be decided apart. The address
 // is the skb's for its whole life; what it misses is a new skb at a freed
 // one's address, which the unsample helpers handle by forgetting the skb
-// where it is freed (kfree_skb and consume_skb), as track()'s do. Where a
-// free goes by no tracepoint, the next skb at that address inherits the
-// decision, whole: a bias of the ratio, never a packet cut in two. Clones
-// and copies are skbs of their own, decided apart, as --filter sees them.
+// once it is freed (unsampleHelpers). Where a free goes by none of them,
+// the next skb at that address inherits the decision, whole: a bias of the
+// ratio, never a packet cut in two. Clones and copies are skbs of their
+// own, decided apart, as --filter sees them.
 const (
 	// SampleMap is the LRU hash of decisions: key the skb's address, value
 	// sampleKeep or sampleSkip (u32).
@@ -31,10 +31,13 @@ const (
 	// OverheadMap is a one-entry per-CPU array of OverheadValue: the rate
 	// cap's window and what the gates took out.
 	OverheadMap = "overhead"
-	// HelperUnsample forgets a sampled skb where it is freed, on the
-	// kfree_skb and consume_skb tracepoints, attached after the script's
-	// own programs.
-	HelperUnsample = "unsample"
+	// HelperUnsample forgets a sampled skb at the end of its life, an
+	// fexit program on the functions that free its struct;
+	// HelperUnsampleFree on the kfree_skb and consume_skb tracepoints,
+	// where fexit is refused (unsampleHelpers). Both are attached after
+	// the script's own programs.
+	HelperUnsample     = "unsample"
+	HelperUnsampleFree = "unsample_free"
 )
 
 // SampleEntries bounds SampleMap: the skbs alive at once that a decision
@@ -180,12 +183,23 @@ func (g *gen) countOverhead(off, slot int16) {
 	g.mark(done)
 }
 
+// unsampleEnds are the functions that end an skb's life, after every
+// function that takes it: an fexit program there forgets it once no hop
+// of it is left. The free tracepoints come earlier (skb_release_data and
+// kfree_skbmem, hops of the packet on the function backends, follow), so
+// they are used only where fexit is refused, where skb: probes fall back
+// to tracepoints and have no hops after them.
+var unsampleEnds = []string{"kfree_skbmem", "napi_skb_cache_put"}
+
 // unsampleHelpers builds the programs that forget a sampled skb where it
-// is freed, so that the next skb at its address is decided anew.
+// is freed, so that the next skb at its address is decided anew: fexit
+// programs on unsampleEnds (HelperUnsample), and tp_btf programs on the
+// free tracepoints (HelperUnsampleFree), which the runtime attaches where
+// none of the first did.
 func unsampleHelpers(out *Output) {
-	for _, tp := range freeTracepoints {
-		// tp_btf: args[0] is the skb.
-		insns := asm.Instructions{
+	forget := func() asm.Instructions {
+		// args[0] is the skb, for both.
+		return asm.Instructions{
 			asm.LoadMem(asm.R6, asm.R1, 0, asm.DWord),
 			asm.StoreMem(asm.RFP, -8, asm.R6, asm.DWord),
 			asm.LoadMapPtr(asm.R1, 0).WithReference(SampleMap),
@@ -195,9 +209,17 @@ func unsampleHelpers(out *Output) {
 			asm.Mov.Imm(asm.R0, 0),
 			asm.Return(),
 		}
+	}
+	for _, fn := range unsampleEnds {
+		name := "unsample_" + fn
+		out.Programs = append(out.Programs, &Program{Name: name, SkbArg: -1, Helper: HelperUnsample,
+			Attach: Attach{Kind: AttachFexit, Text: "--sample", Func: fn},
+			Prog:   &ebpf.ProgramSpec{Name: name, License: "GPL", Type: ebpf.Tracing, AttachType: ebpf.AttachTraceFExit, AttachTo: fn, Instructions: forget()}})
+	}
+	for _, tp := range freeTracepoints {
 		name := "unsample_" + tp
-		out.Programs = append(out.Programs, &Program{Name: name, SkbArg: -1, Helper: HelperUnsample, Tracepoint: tp,
+		out.Programs = append(out.Programs, &Program{Name: name, SkbArg: -1, Helper: HelperUnsampleFree, Tracepoint: tp,
 			Attach: Attach{Kind: AttachTpBTF, Text: "--sample", Name: tp},
-			Prog:   &ebpf.ProgramSpec{Name: name, License: "GPL", Type: ebpf.Tracing, AttachType: ebpf.AttachTraceRawTp, AttachTo: tp, Instructions: insns}})
+			Prog:   &ebpf.ProgramSpec{Name: name, License: "GPL", Type: ebpf.Tracing, AttachType: ebpf.AttachTraceRawTp, AttachTo: tp, Instructions: forget()}})
 	}
 }

@@ -72,6 +72,8 @@ type options struct {
 	bt btOptions
 	// rotate is -C, -G and -W (rotate.go).
 	rotate rotateOptions
+	// overhead is --sample, --max-rate and --max-overhead (overhead.go).
+	overhead overheadOptions
 }
 
 func main() {
@@ -125,6 +127,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	fs.BoolVarP(&o.version, "version", "V", false, "print the version")
 	addBpftraceFlags(fs, &o.bt)
 	addRotateFlags(fs, &o.rotate)
+	addOverheadFlags(fs, &o.overhead)
 	fs.Usage = func() {}
 	fs.SetInterspersed(false)
 	if err := fs.Parse(argv); err != nil {
@@ -147,6 +150,9 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		return report(stderr, err)
 	}
 	if err := o.rotate.check(fs, o.write, o.output); err != nil {
+		return report(stderr, err)
+	}
+	if err := o.overhead.check(); err != nil {
 		return report(stderr, err)
 	}
 	if o.format != "text" && o.format != "json" {
@@ -230,7 +236,7 @@ flags:
 func (o options) config(params []string, stderr io.Writer) pipeline.Config {
 	return pipeline.Config{BTFFile: o.btfFile, Params: params, Backend: o.backend, Events: o.events, BufferSize: o.bufSize,
 		Filter: o.filter, Capture: o.write != "", Snaplen: o.snaplen, Verbose: o.verbose, Warn: o.warner(stderr), Scope: !o.scope.Empty(),
-		RuleFlows: o.nftrace}
+		RuleFlows: o.nftrace, Sample: o.overhead.sampleN(), MaxRate: uint32(o.overhead.maxRate)}
 }
 
 // warner says the pipeline's lines on stderr.

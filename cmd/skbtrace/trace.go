@@ -189,6 +189,11 @@ func trace(o options, kind outputKind, plan *pipeline.Plan, attached func(), std
 			return report(stderr, err)
 		}
 	}
+	ow, err := startOverhead(o, sess, stderr, stop)
+	if err != nil {
+		return report(stderr, err)
+	}
+	defer ow.close()
 	if !o.scope.Empty() && sess.Scoped() == 0 {
 		fmt.Fprintf(stderr, "skbtrace: no network namespace matches %s yet: its packets are traced from the first, once one does\n", describeScope(o.scope))
 	}
@@ -231,6 +236,7 @@ func trace(o options, kind outputKind, plan *pipeline.Plan, attached func(), std
 		// No scrape reads the maps while they are detached and printed.
 		msrv.Close()
 	}
+	ow.stop()
 	if err := sess.Detach(); err != nil {
 		fmt.Fprintf(stderr, "skbtrace: reading events: %v\n", err)
 		status = 1
@@ -241,6 +247,7 @@ func trace(o options, kind outputKind, plan *pipeline.Plan, attached func(), std
 	// What was not seen: runs skipped, records lost, functions not
 	// attached, captures cut (summary.go).
 	exitSummary(sess.Misses(), o, kind, w, stderr)
+	ow.summary(stderr, map[bool]io.Writer{true: w}[o.format == "json"])
 	// The files rotated, named once the printer is done with them.
 	o.rotate.reportFiles("-w", capRot, o.format == "json", w, stderr)
 	o.rotate.reportFiles("-o", outRot, o.format == "json", w, stderr)

@@ -66,6 +66,7 @@ func (p *Plan) compileFor(choice *skbChoice, b session.Backend, weighed string) 
 	}
 	opts.Snaplen = cfg.Snaplen
 	opts.RuleFlows = cfg.RuleFlows
+	opts.Sample, opts.MaxRate = cfg.Sample, cfg.MaxRate
 	if len(info.Capture) > 0 {
 		// Packets beyond their linear part: their pages' addresses.
 		spec, err := p.types.whole()

@@ -30,6 +30,9 @@ type Config struct {
 	// RuleFlows keeps rule()'s addresses and ports for the nftables trace
 	// to match drops by (--nftrace: codegen.Options.RuleFlows).
 	RuleFlows bool
+	// Sample and MaxRate are --sample and --max-rate: codegen.Options'
+	// Sample and MaxRate (0: no gate).
+	Sample, MaxRate uint32
 	// Verbose says more (-v): timings, what the kernel lacks.
 	Verbose bool
 	// Warn hears what the pipeline says along the way, a line at a time,

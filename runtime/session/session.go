@@ -421,8 +421,9 @@ func (s *Session) attachHelpers(warn func(string, ...any)) {
 	}
 	var follow []string
 	var followErr error
+	s.attachUnsample(warn)
 	for _, p := range s.out.Programs {
-		if p.Helper == "" || p.Helper == codegen.HelperEntry {
+		if p.Helper == "" || p.Helper == codegen.HelperEntry || p.Helper == codegen.HelperUnsample || p.Helper == codegen.HelperUnsampleFree {
 			continue
 		}
 		prog, err := LoadShared(s.coll, p)
@@ -439,8 +440,6 @@ func (s *Session) attachHelpers(warn func(string, ...any)) {
 			}
 		case p.Helper == codegen.HelperFollow:
 			followErr = err
-		case p.Helper == codegen.HelperUnsample:
-			warn("--sample: cannot watch %s to forget freed skbs (%v); a new skb at a freed one's address keeps its decision", p.Prog.AttachTo, err)
 		default:
 			warn("track(): cannot watch %s to forget freed skbs (%v); a new skb at a freed one's address may be followed", p.Prog.AttachTo, err)
 		}
