@@ -128,13 +128,8 @@ type prometheus struct {
 // target every second with its node label; it is killed when the test ends.
 func startPrometheus(t *testing.T, targets map[string]string) *prometheus {
 	t.Helper()
-	bin, err := exec.LookPath("prometheus")
-	if err != nil {
-		t.Skipf("no prometheus binary (apt-get install prometheus): %v", err)
-	}
-	dir := t.TempDir()
 	var cfg strings.Builder
-	cfg.WriteString("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: skbtrace\n    static_configs:\n")
+	cfg.WriteString("  - job_name: skbtrace\n    static_configs:\n")
 	nodes := make([]string, 0, len(targets))
 	for n := range targets {
 		nodes = append(nodes, n)
@@ -143,7 +138,21 @@ func startPrometheus(t *testing.T, targets map[string]string) *prometheus {
 	for _, n := range nodes {
 		fmt.Fprintf(&cfg, "      - targets: [%q]\n        labels: {node: %q}\n", targets[n], n)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg.String()), 0o644); err != nil {
+	return startPrometheusJobs(t, cfg.String())
+}
+
+// startPrometheusJobs starts Debian's prometheus on loopback with these
+// scrape_configs (YAML list items, indented by two), scraping every
+// second; it is killed when the test ends.
+func startPrometheusJobs(t *testing.T, scrapeConfigs string) *prometheus {
+	t.Helper()
+	bin, err := exec.LookPath("prometheus")
+	if err != nil {
+		t.Skipf("no prometheus binary (apt-get install prometheus): %v", err)
+	}
+	dir := t.TempDir()
+	cfg := "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n" + scrapeConfigs
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	addr := freePort(t)
@@ -278,7 +287,6 @@ func TestMetricsPrometheus(t *testing.T) {
 	if _, err := exec.LookPath("prometheus"); err != nil {
 		t.Skipf("no prometheus binary (apt-get install prometheus): %v", err)
 	}
-	tool, _ := scripts.Lookup("dropcount")
 	nodes := map[string]string{}
 	inums := map[string]uint64{}
 	dir := t.TempDir()
@@ -286,14 +294,7 @@ func TestMetricsPrometheus(t *testing.T) {
 		ns := "skbtm" + node
 		inums[node] = netnsWithLo(t, ns)
 		// A node's skbtrace sees its own kernel: here, its own namespace.
-		text := strings.ReplaceAll(tool.Text, "/skb->protocol != 0 &&", fmt.Sprintf("/skb->protocol != 0 && netns == %d &&", inums[node]))
-		if text == tool.Text {
-			t.Fatal("dropcount's predicate has changed: the test cannot select a namespace")
-		}
-		file := filepath.Join(dir, "dropcount-"+node+".st")
-		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		file := dropcountIn(t, dir, node, inums[node])
 		nodes[node] = freePort(t)
 		startCLI(t, "--metrics", nodes[node], file)
 	}
@@ -347,6 +348,22 @@ func TestMetricsPrometheus(t *testing.T) {
 	prom.waitQuery(`skbtrace_probes`, "node=a: 2\nnode=b: 2", "node")
 }
 
+// dropcountIn writes dropcount, its drops restricted to network namespace
+// inum, to dir/dropcount-NAME.st.
+func dropcountIn(t *testing.T, dir, name string, inum uint64) string {
+	t.Helper()
+	tool, _ := scripts.Lookup("dropcount")
+	text := strings.ReplaceAll(tool.Text, "/skb->protocol != 0 &&", fmt.Sprintf("/skb->protocol != 0 && netns == %d &&", inum))
+	if text == tool.Text {
+		t.Fatal("dropcount's predicate has changed: the test cannot select a namespace")
+	}
+	file := filepath.Join(dir, "dropcount-"+name+".st")
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
 // sampleTimes are the times of the last scrape where q's one series had
 // value from and of the first where it had value to, among its samples of
 // the last 30 s.
@@ -383,15 +400,19 @@ func (p *prometheus) sampleTimes(q string, from, to float64) (before, after floa
 	return before, after
 }
 
-// TestMetricsFlagErrors: a bad address, a port in use and a bad
-// --metrics-max-series end skbtrace before it loads anything, exit 1 and
-// one line.
+// TestMetricsFlagErrors: a bad address, a port in use, a bad
+// --metrics-max-series and a bad or lone --web.config.file end skbtrace
+// before it loads anything, exit 1 and one line.
 func TestMetricsFlagErrors(t *testing.T) {
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer busy.Close()
+	dir := t.TempDir()
+	plain, noCert := filepath.Join(dir, "plain.yml"), filepath.Join(dir, "nocert.yml")
+	os.WriteFile(plain, []byte("basic_auth_users:\n  prom: s3cret\n"), 0o600)
+	os.WriteFile(noCert, []byte("tls_server_config:\n  cert_file: /nonexistent/tls.crt\n  key_file: /nonexistent/tls.key\n"), 0o600)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -399,6 +420,12 @@ func TestMetricsFlagErrors(t *testing.T) {
 		{[]string{"--metrics", "9464"}, `skbtrace: --metrics takes HOST:PORT or :PORT, such as :9464 or 127.0.0.1:9464, not "9464"` + "\n"},
 		{[]string{"--metrics", busy.Addr().String()}, "skbtrace: --metrics " + busy.Addr().String() + ": the port is in use: stop what listens there or choose another port\n"},
 		{[]string{"--metrics", ":0", "--metrics-max-series", "0"}, "skbtrace: --metrics-max-series takes a positive number of series, not 0\n"},
+		{[]string{"--web.config.file", plain}, "skbtrace: --web.config.file secures --metrics' scrapes: give --metrics ADDR too\n"},
+		{[]string{"--metrics", ":0", "--web.config.file", filepath.Join(dir, "absent.yml")}, "skbtrace: --web.config.file " + filepath.Join(dir, "absent.yml") + ": no such file\n"},
+		{[]string{"--metrics", ":0", "--web.config.file", plain}, "skbtrace: --web.config.file " + plain + ": basic_auth_users: prom's password is not a bcrypt hash (htpasswd -nBC 10 prom makes one): crypto/bcrypt: hashedSecret too short to be a bcrypted password\n"},
+		{[]string{"--metrics", ":0", "--web.config.file", noCert}, "skbtrace: --web.config.file " + noCert + ": failed to read cert_file (/nonexistent/tls.crt): open /nonexistent/tls.crt: no such file or directory\n"},
+		// The file is read before the address is opened: the port in use is not reached.
+		{[]string{"--metrics", busy.Addr().String(), "--web.config.file", plain}, "skbtrace: --web.config.file " + plain + ": basic_auth_users: prom's password is not a bcrypt hash (htpasswd -nBC 10 prom makes one): crypto/bcrypt: hashedSecret too short to be a bcrypted password\n"},
 	} {
 		code, out, errs := runCLI(t, append(c.args, "-e", `tracepoint:skb:kfree_skb { @[reason] = count() }`)...)
 		if code != 1 || out != "" || errs != c.want {

@@ -158,8 +158,8 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 	if len(c.Command) != 0 {
 		t.Errorf("command %v overrides the image's entrypoint", c.Command)
 	}
-	if !slices.Equal(c.Args, []string{"--metrics", ":9464", "--metrics-max-series", "10000", "dropcount"}) {
-		t.Errorf("args %v: want dropcount under --metrics :9464, its series bounded", c.Args)
+	if !slices.Equal(c.Args, []string{"--metrics", ":9464", "--web.config.file", webConfigMount + "/web-config.yml", "--metrics-max-series", "10000", "dropcount"}) {
+		t.Errorf("args %v: want dropcount under --metrics :9464, secured by the web config in %s, its series bounded", c.Args, webConfigMount)
 	}
 
 	// Least privilege: not privileged, every capability dropped but these.
@@ -214,6 +214,25 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 	if m, ok := mounts[cache]; cache == "" || !ok || vols[m.Name].EmptyDir == nil {
 		t.Errorf("XDG_CACHE_HOME %q: want it an emptyDir mount (the root is read-only)", cache)
 	}
+	// The web config, its certificate and key: Secret skbtrace-web-config's
+	// keys, read-only, readable by the owner alone.
+	wm, ok := mounts[webConfigMount]
+	secret := vols[wm.Name].Secret
+	if !ok || !wm.ReadOnly || secret == nil || secret.SecretName != webConfigSecret ||
+		secret.DefaultMode == nil || *secret.DefaultMode != 0o400 || (secret.Optional != nil && *secret.Optional) {
+		t.Errorf("want Secret %s mounted read-only at %s, mode 0400, not optional: %+v %+v", webConfigSecret, webConfigMount, wm, secret)
+	} else {
+		var keys []string
+		for _, it := range secret.Items {
+			if it.Key != it.Path {
+				t.Errorf("secret item %s mounted as %s: web-config.yml names the files by their keys", it.Key, it.Path)
+			}
+			keys = append(keys, it.Key)
+		}
+		if !slices.Equal(keys, webConfigKeys) {
+			t.Errorf("secret items %v, want %v", keys, webConfigKeys)
+		}
+	}
 
 	// Requests and limits for both CPU and memory, requests within limits.
 	for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
@@ -234,8 +253,8 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 		}
 	}
 	ann := ds.Spec.Template.Annotations
-	if port == 0 || ann["prometheus.io/scrape"] != "true" || ann["prometheus.io/port"] != "9464" || port != 9464 || ann["prometheus.io/path"] != "/metrics" {
-		t.Errorf("metrics port %d, annotations %v: want port 9464 named metrics, scraped at /metrics", port, ann)
+	if port == 0 || ann["prometheus.io/scrape"] != "true" || ann["prometheus.io/port"] != "9464" || port != 9464 || ann["prometheus.io/path"] != "/metrics" || ann["prometheus.io/scheme"] != "https" {
+		t.Errorf("metrics port %d, annotations %v: want port 9464 named metrics, scraped at https://.../metrics", port, ann)
 	}
 }
 
@@ -248,9 +267,20 @@ type podMonitor struct {
 	Spec              struct {
 		Selector  metav1.LabelSelector `json:"selector"`
 		Endpoints []struct {
-			Port        string `json:"port"`
-			Path        string `json:"path"`
-			Interval    string `json:"interval"`
+			Port      string `json:"port"`
+			Path      string `json:"path"`
+			Interval  string `json:"interval"`
+			Scheme    string `json:"scheme"`
+			TLSConfig struct {
+				CA struct {
+					Secret corev1.SecretKeySelector `json:"secret"`
+				} `json:"ca"`
+				ServerName string `json:"serverName"`
+			} `json:"tlsConfig"`
+			BasicAuth struct {
+				Username corev1.SecretKeySelector `json:"username"`
+				Password corev1.SecretKeySelector `json:"password"`
+			} `json:"basicAuth"`
 			Relabelings []struct {
 				SourceLabels []string `json:"sourceLabels"`
 				TargetLabel  string   `json:"targetLabel"`
@@ -279,8 +309,17 @@ func TestPodMonitor(t *testing.T) {
 	if len(pm.Spec.Endpoints) != 1 || !ports[pm.Spec.Endpoints[0].Port] || pm.Spec.Endpoints[0].Path != "/metrics" {
 		t.Errorf("endpoints %+v: want the pods' metrics port at /metrics", pm.Spec.Endpoints)
 	}
-	if _, err := time.ParseDuration(pm.Spec.Endpoints[0].Interval); err != nil {
+	ep := pm.Spec.Endpoints[0]
+	if _, err := time.ParseDuration(ep.Interval); err != nil {
 		t.Errorf("interval: %v", err)
+	}
+	// https, the CA and server name of web-config.sh's certificate, the
+	// user and password: Secret skbtrace-scrape's keys.
+	ref := func(s corev1.SecretKeySelector) string { return s.Name + "/" + s.Key }
+	got := []string{ep.Scheme, ep.TLSConfig.ServerName, ref(ep.TLSConfig.CA.Secret), ref(ep.BasicAuth.Username), ref(ep.BasicAuth.Password)}
+	want := []string{"https", serverName, scrapeSecret + "/ca.crt", scrapeSecret + "/username", scrapeSecret + "/password"}
+	if !slices.Equal(got, want) {
+		t.Errorf("scheme, serverName, CA, username, password: %v, want %v", got, want)
 	}
 }
 
