@@ -18,8 +18,8 @@ import (
 // Lines go to stderr, each counted kind that is not zero; -v says the
 // functions and, where nothing was missed, that. With -f json a "misses"
 // record goes to w too, beside the "lost" one. A kind this kernel does not
-// count is said once as such, never as 0 (a bpftrace program's, only under
-// -v: its stderr is bpftrace's).
+// count is said once as such, never as 0 (for a bpftrace program, whose
+// stderr is bpftrace's, only beside a miss counted).
 func exitSummary(m *session.Misses, o options, kind outputKind, w, stderr io.Writer) {
 	entries := m.Entries()
 	// Records lost: the line and record of before, bpftrace's where the
@@ -45,7 +45,13 @@ func exitSummary(m *session.Misses, o options, kind outputKind, w, stderr io.Wri
 			uncounted++
 		}
 	}
-	if !m.Any() && !o.verbose && (uncounted == 0 || kind.bpftrace) {
+	switch {
+	case m.Any():
+	case kind.bpftrace:
+		// Nothing missed: a bpftrace program's stderr stays bpftrace's,
+		// -v or not.
+		return
+	case !o.verbose && uncounted == 0:
 		return
 	}
 	for _, l := range missLines(entries, o) {
