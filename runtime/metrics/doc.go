@@ -5,7 +5,8 @@
 // and plain integer values as gauges, stats() as a count, a sum and an
 // average; each key part is a label named after its expression. Beside
 // them it exports skbtrace's own: the records read and lost, the probes
-// attached, the version and backend, and the Go process's.
+// attached, the version and backend, what was missed (session.Misses,
+// misses.go), and the Go process's.
 //
 // Maps reach the collector through Source, which the session provides;
 // Listen opens the address before anything attaches, Serve serves

@@ -11,7 +11,10 @@
 // probes attach to functions, auto weighs the backends by the script's cost
 // on this kernel (cost.go), fentry programs load on every CPU ahead of
 // their links, and a progressive start attaches a packet's main path first
-// and the rest while tracing (progressive.go, mainpath.go).
+// and the rest while tracing (progressive.go, mainpath.go). Misses
+// (misses.go, missesprogs.go) reads what was not seen: runs of the
+// programs the kernel skipped, records lost, functions not attached,
+// captures cut; other parts add their own with AddMisses.
 //
 // It imports codegen (the compiled script, the whole contract), runtime/kernel
 // and runtime/output; never lang's AST or check.
