@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -152,13 +154,38 @@ func TestImageTracesHostDatagrams(t *testing.T) {
 }
 
 // imageMetrics runs the image's dropcount under --metrics as the DaemonSet
-// does (on a free port rather than 9464), sends three datagrams to a closed
-// port on the host's loopback, and scrapes the container from the host:
-// its build_info carries the image's version, and @drops counts the
-// datagrams (at least three: the host may drop others there too).
+// does (on a free port rather than 9464), behind TLS and basic auth with
+// the credentials deploy/kubernetes/web-config.sh makes, mounted where the
+// DaemonSet mounts its Secret; sends three datagrams to a closed port on
+// the host's loopback, and scrapes the container from the host as the
+// PodMonitor does (https, the CA, server name skbtrace, the password): its
+// build_info carries the image's version, and @drops counts the datagrams
+// (at least three: the host may drop others there too). Without the
+// password the scrape gets 401.
 func imageMetrics(t *testing.T, run func(args ...string) *exec.Cmd, tag, version string) {
+	for _, tool := range []string{"openssl", "htpasswd"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s for web-config.sh (apt-get install openssl apache2-utils): %v", tool, err)
+		}
+	}
+	creds := filepath.Join(t.TempDir(), "creds")
+	if out, err := exec.Command("bash", "../../deploy/kubernetes/web-config.sh", creds).CombinedOutput(); err != nil {
+		t.Fatalf("web-config.sh: %v\n%s", err, out)
+	}
+	roots := x509.NewCertPool()
+	ca, err := os.ReadFile(filepath.Join(creds, "ca.crt"))
+	if err != nil || !roots.AppendCertsFromPEM(ca) {
+		t.Fatalf("ca.crt: %v", err)
+	}
+	password, err := os.ReadFile(filepath.Join(creds, "password"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: "skbtrace"}}}
+	defer client.CloseIdleConnections()
 	addr := freePort(t)
-	cmd := run(append(daemonSetFlags(), tag, "--metrics", addr, "--duration", "20s", "dropcount")...)
+	cmd := run(append(daemonSetFlags(), "-v", creds+":/etc/skbtrace/web:ro", tag, "--metrics", addr,
+		"--web.config.file", "/etc/skbtrace/web/web-config.yml", "--duration", "20s", "dropcount")...)
 	var errText lockedBuffer
 	cmd.Stderr = &errText
 	if err := cmd.Start(); err != nil {
@@ -168,14 +195,24 @@ func imageMetrics(t *testing.T, run func(args ...string) *exec.Cmd, tag, version
 		cmd.Process.Signal(syscall.SIGTERM)
 		cmd.Wait()
 	}()
-	scrape := func() string {
-		resp, err := http.Get("http://" + addr + "/metrics")
+	scrapeAs := func(user, pass string) (int, string) {
+		req, _ := http.NewRequest("GET", "https://"+addr+"/metrics", nil)
+		if user != "" {
+			req.SetBasicAuth(user, pass)
+		}
+		resp, err := client.Do(req)
 		if err != nil {
-			return ""
+			return 0, ""
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
-		return string(b)
+		return resp.StatusCode, string(b)
+	}
+	scrape := func() string {
+		if code, body := scrapeAs("skbtrace", string(password)); code == 200 {
+			return body
+		}
+		return ""
 	}
 	deadline := time.Now().Add(15 * time.Second)
 	for !strings.Contains(errText.String(), "Ctrl-C to end") || scrape() == "" {
@@ -202,6 +239,9 @@ func imageMetrics(t *testing.T, run func(args ...string) *exec.Cmd, tag, version
 		text = scrape()
 		if m := drops.FindStringSubmatch(text); m != nil && strings.Contains(text, info+"\n") {
 			if n, _ := strconv.Atoi(m[1]); n >= 3 {
+				if code, body := scrapeAs("", ""); code != 401 || strings.Contains(body, "skbtrace_") {
+					t.Errorf("a scrape without the password: %d:\n%s", code, body)
+				}
 				return
 			}
 		}

@@ -152,7 +152,7 @@ func TestMetricsWebConfigPrometheus(t *testing.T) {
 		"anonymous":      "401 Unauthorized",
 		"wrong-password": "401 Unauthorized",
 		"no-ca":          "certificate signed by unknown authority",
-		"no-client-cert": "tls: ",
+		"no-client-cert": "tls: certificate required",
 	})
 
 	inNetns(t, "skbtmauth", udpTo(9, 7))
