@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/runtime/metrics"
 	"github.com/skbtrace/skbtrace/runtime/session"
 )
 
@@ -78,7 +79,7 @@ type overheadWatch struct {
 
 // startOverhead starts the watch where -v, --metrics or --max-overhead
 // wants it; its stop ends it (and the BPF stats it turned on).
-func startOverhead(o options, sess *session.Session, stderr io.Writer, detach func()) (*overheadWatch, error) {
+func startOverhead(o options, sess *session.Session, msrv *metrics.Server, stderr io.Writer, detach func()) (*overheadWatch, error) {
 	w := &overheadWatch{o: o.overhead, verbose: o.verbose, sess: sess, stderr: stderr, detach: detach, cpus: runtime.NumCPU(), quit: make(chan struct{})}
 	// The summary and the metrics of what skbtrace missed count what
 	// the gates left out too.
@@ -93,6 +94,15 @@ func startOverhead(o options, sess *session.Session, stderr io.Writer, detach fu
 		return nil, fmt.Errorf("--max-overhead: %w (Linux 5.8 or later)", err)
 	case err != nil:
 		fmt.Fprintf(stderr, "skbtrace: the programs' run time is not reported: %v\n", err)
+	}
+	if msrv != nil {
+		mo := metrics.Overhead{Gates: sess.Overhead}
+		if w.statsOn {
+			mo.ProgramTime = sess.ProgramTime
+		}
+		if err := msrv.RegisterOverhead(mo); err != nil {
+			return nil, fmt.Errorf("--metrics: %w", err)
+		}
 	}
 	if !o.verbose && o.overhead.maxOverhead == 0 {
 		return w, nil
@@ -193,11 +203,10 @@ func (w *overheadWatch) summary(stderr, jsonOut io.Writer) {
 		return
 	}
 	pt, cpu := w.sess.ProgramTime(), session.SelfCPU()
-	if ov.Sampling && w.o.sample > 0 || ov.SampleN > 1 {
-		fmt.Fprintf(stderr, "skbtrace: --sample: %d skbs kept, %d left out (%d events), one in %d at the end\n", ov.KeptPackets, ov.SampledPackets, ov.SampledEvents, ov.SampleN)
-	}
-	if w.o.maxRate > 0 {
-		fmt.Fprintf(stderr, "skbtrace: --max-rate %d: %d events capped\n", w.o.maxRate, ov.CappedEvents)
+	// The events left out are in the misses' summary (sampled out,
+	// capped); the packets are said here.
+	if ov.Sampling && (w.o.sample > 0 || ov.SampleN > 1) {
+		fmt.Fprintf(stderr, "skbtrace: --sample: %d %s kept, %d left out, one in %d at the end\n", ov.KeptPackets, plural(int(ov.KeptPackets), "packet"), ov.SampledPackets, ov.SampleN)
 	}
 	if w.statsOn && w.verbose {
 		fmt.Fprintf(stderr, "skbtrace: overhead: skbtrace %s CPU, its programs %s in %d runs\n", round(cpu), round(pt.Run), pt.Runs)

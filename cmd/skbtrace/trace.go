@@ -189,7 +189,7 @@ func trace(o options, kind outputKind, plan *pipeline.Plan, attached func(), std
 			return report(stderr, err)
 		}
 	}
-	ow, err := startOverhead(o, sess, stderr, stop)
+	ow, err := startOverhead(o, sess, msrv, stderr, stop)
 	if err != nil {
 		return report(stderr, err)
 	}
