@@ -111,6 +111,8 @@ func check(s *lang.Script, opts Options, mapHints map[string]*MapInfo) (*Info, m
 }
 
 type checker struct {
+	// tseries are the first tseries() call of each map (tseries.go).
+	tseries map[string]*lang.CallExpr
 	// dead counts the if branches being checked that a constant
 	// condition leaves out: fail() there is not reached.
 	dead  int

@@ -163,6 +163,9 @@ func (c *checker) assign(s *lang.AssignStmt) {
 		}
 		c.mapAssign(t, keys, v)
 		c.info.Types[t] = v
+		if v.Kind == types.Agg && v.Agg == types.AggTseries {
+			c.tseriesBounds(t, s.Value.(*lang.CallExpr))
+		}
 	}
 }
 

@@ -44,7 +44,7 @@ begin { $a = 10; @b = 5; inc($a, @b); $x = 100; @r = add_one($a) * 1000 + @b * 1
 		{"enum", `enum { A = 1, B, C = 10 } enum E { X = -2, Y } begin { @r = A * 100 + B * 10 + C + X + Y }`, 127},
 		{"sizeof a struct", `struct S { char c; long l; int i; } begin { @r = sizeof(struct S) }`, 24},
 		// Builtins: called with (), clocks, cgroup, numaid, jiffies, pcomm.
-		{"builtin calls", `begin { @r = pid() == pid && tid(init) == tid && comm() == comm && pcomm == comm }`, 1},
+		{"builtin calls", `begin { @r = pid() == pid && tid(init) == tid && comm() == comm && leader_comm == comm }`, 1},
 		{"clocks", `begin { $m = nsecs(monotonic); @r = nsecs(boot) + 1000000000 > $m && nsecs(tai) > $m && jiffies > 0 && cgroup > 0 && numaid >= 0 && ncpus > 0 }`, 1},
 		// has_key and delete's value: whether the element was there.
 		{"has_key", `begin { @b[1, 2] = 3; @r = has_key(@b, (1, 2)) * 10 + has_key(@b, (1, 3)) }`, 10},

@@ -22,16 +22,18 @@ const (
 	MapStats
 	MapHist
 	MapLhist
+	MapTseries
 )
 
 var mapKindNames = [...]string{MapValue: "value", MapCount: "count", MapSum: "sum", MapMin: "min", MapMax: "max",
-	MapAvg: "avg", MapStats: "stats", MapHist: "hist", MapLhist: "lhist"}
+	MapAvg: "avg", MapStats: "stats", MapHist: "hist", MapLhist: "lhist", MapTseries: "tseries"}
 
 func (k MapKind) String() string { return mapKindNames[k] }
 
 // aggKinds is the map kind of each aggregation.
 var aggKinds = map[types.AggKind]MapKind{types.AggCount: MapCount, types.AggSum: MapSum, types.AggMin: MapMin,
-	types.AggMax: MapMax, types.AggAvg: MapAvg, types.AggStats: MapStats, types.AggHist: MapHist, types.AggLhist: MapLhist}
+	types.AggMax: MapMax, types.AggAvg: MapAvg, types.AggStats: MapStats, types.AggHist: MapHist, types.AggLhist: MapLhist,
+	types.AggTseries: MapTseries}
 
 // KeyField is one key of a map element, where it lies in the eBPF key.
 type KeyField struct {
@@ -73,6 +75,9 @@ type MapLayout struct {
 	Slot *PackedSlot
 	// Lhist is an lhist map's min, max and step; nil for other kinds.
 	Lhist *[3]int64
+	// Tseries is a tseries map's interval (ns), number of intervals and
+	// aggregation (stdlib.TseriesAggs); nil for other kinds.
+	Tseries *[3]int64
 	// Declared is the map type the script declares it with (let @m =
 	// lruhash(N): hash, lruhash, percpuhash, percpulruhash, percpuarray),
 	// MaxEntries the size it gives; "" and 0 where it is not declared.
@@ -83,6 +88,10 @@ type MapLayout struct {
 // IsHist reports whether the map holds a histogram: its key then ends
 // with the bucket index.
 func (l *MapLayout) IsHist() bool { return l.Kind == MapHist || l.Kind == MapLhist }
+
+// Indexed reports whether the map's key ends with an index after the
+// script's keys: a histogram's bucket, a time series' interval slot.
+func (l *MapLayout) Indexed() bool { return l.IsHist() || l.Kind == MapTseries }
 
 // KernelMap is the name of the kernel map that holds the map.
 func (l *MapLayout) KernelMap() string {
@@ -161,7 +170,7 @@ func mapLayouts(info *check.Info) []*MapLayout {
 			l.Keys = append(l.Keys, f)
 			l.KeySize += n
 		}
-		if l.IsHist() {
+		if l.Indexed() {
 			l.KeySize += 8
 		}
 		if l.KeySize == 0 {
@@ -180,6 +189,8 @@ func valueSize(l *MapLayout) int {
 	switch l.Kind {
 	case MapMin, MapMax, MapAvg, MapStats:
 		return 16
+	case MapTseries:
+		return tseriesValueSize
 	case MapValue:
 		return SlotSize(l.Value)
 	}

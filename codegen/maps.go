@@ -131,6 +131,11 @@ func (g *gen) assignMap(s *lang.AssignStmt, m *lang.MapExpr) error {
 				return err
 			}
 			return g.aggregate2(m, spec, v.Name)
+		case "tseries":
+			if err := g.expr(v.Args[0]); err != nil {
+				return err
+			}
+			return g.tseries(m, spec, v)
 		case "hist", "lhist":
 			if err := g.expr(v.Args[0]); err != nil {
 				return err
@@ -283,7 +288,7 @@ func (g *gen) buildKey(m *lang.MapExpr) (int16, error) {
 	if l.Slot != nil {
 		// Its element in the map it shares.
 		g.emit(storeImm64(key, int32(l.Slot.Index)))
-	} else if len(m.Keys) == 0 && !l.IsHist() {
+	} else if len(m.Keys) == 0 && !l.Indexed() {
 		// A keyless map's key is a zero; a keyless histogram's is only
 		// its bucket, which the caller writes.
 		g.zero(key, l.KeySize)

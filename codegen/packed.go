@@ -12,7 +12,7 @@ const packAbove = 16
 func pack(layouts []*MapLayout) {
 	var packable []*MapLayout
 	for _, l := range layouts {
-		if len(l.Keys) == 0 && l.Kind != MapValue && !l.IsHist() && l.Declared == "" {
+		if len(l.Keys) == 0 && l.Kind != MapValue && !l.Indexed() && l.Declared == "" {
 			packable = append(packable, l)
 		}
 	}

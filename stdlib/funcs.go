@@ -124,6 +124,7 @@ var Funcs = []*Func{
 	agg("stats", types.AggStats, 1, "stats(value)", "count, average and total"),
 	agg("hist", types.AggHist, 1, "hist(value)", "power-of-two histogram"),
 	lhist,
+	tseries,
 	elemFunc("delete", "deletes a map element; true where there was one to delete"),
 	elemFunc("has_key", "whether a map has an element of the key"),
 	mapArg("clear", false),

@@ -86,9 +86,10 @@ const (
 	AggStats
 	AggHist
 	AggLhist
+	AggTseries
 )
 
-var aggNames = [...]string{"", "count", "sum", "avg", "min", "max", "stats", "hist", "lhist"}
+var aggNames = [...]string{"", "count", "sum", "avg", "min", "max", "stats", "hist", "lhist", "tseries"}
 
 // String is the aggregation function's name.
 func (a AggKind) String() string { return aggNames[a] }

@@ -75,6 +75,9 @@ func printMapBpftrace(f *Values, w io.Writer, m MapData, view View) error {
 	if mi.IsHist() {
 		return printHistsBpftrace(w, mi, entries, view)
 	}
+	if mi.Kind == codegen.MapTseries {
+		return printTseries(w, mi, entries)
+	}
 	entries = slices.DeleteFunc(entries, Unset(mi))
 	sortEntries(f, mi, entries)
 	for _, e := range view.entries(mi, entries) {

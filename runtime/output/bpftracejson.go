@@ -95,6 +95,9 @@ func (f bpftraceJSON) Map(w io.Writer, m MapData, view View) error {
 // appendBtJSONMap appends one map's line, or nothing where it is empty.
 func (f *Values) appendBtJSONMap(dst []byte, m MapData, view View) []byte {
 	mi, entries := m.Layout, m.Entries
+	if mi.Kind == codegen.MapTseries {
+		return appendTseriesJSON(dst, mi, entries)
+	}
 	typ := "map"
 	if mi.IsHist() {
 		typ = "hist"

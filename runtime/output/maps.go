@@ -28,7 +28,8 @@ type Entry struct {
 	// (Values.Entry's parts).
 	Keys   []string
 	Value  Agg
-	Bucket int64 // for histograms, the bucket index
+	Bucket int64 // for histograms, the bucket index; a tseries' slot
+	Epoch  int64 // for a tseries, the interval's number
 	// Raw is a plain (not aggregated) value's bytes.
 	Raw []byte
 }
@@ -38,12 +39,17 @@ type Entry struct {
 // the aggregation, a plain value's bytes kept (copied: readers reuse
 // their buffers).
 func (f *Values) Entry(l *codegen.MapLayout, key []byte, perCPU [][]byte, parts bool) Entry {
-	e := Entry{Value: combine(l.Value, perCPU)}
+	var e Entry
+	if l.Kind == codegen.MapTseries {
+		e.Epoch, e.Value = combineTseries(l, perCPU)
+	} else {
+		e.Value = combine(l.Value, perCPU)
+	}
 	e.Key, e.Keys = f.formatKey(l, key, parts)
 	if l.Value.Kind != types.Agg {
 		e.Raw = slices.Clone(perCPU[0])
 	}
-	if l.IsHist() {
+	if l.Indexed() {
 		e.Bucket = int64(binary.LittleEndian.Uint64(key[len(key)-8:]))
 	}
 	return e
@@ -129,6 +135,16 @@ func printMap(f *Values, w io.Writer, m MapData, first bool, view View, json boo
 	}
 	if mi.IsHist() {
 		return true, printHists(w, mi, entries, first, view, json)
+	}
+	if mi.Kind == codegen.MapTseries {
+		if json {
+			_, err := w.Write(appendTseriesJSON(nil, mi, entries))
+			return true, err
+		}
+		if !first {
+			fmt.Fprintln(w)
+		}
+		return true, printTseries(w, mi, entries)
 	}
 	entries = slices.DeleteFunc(entries, Unset(mi))
 	sortEntries(f, mi, entries)
