@@ -5,12 +5,15 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skbtrace/skbtrace/codegen"
 )
 
 // TestRotateNames names files as tcpdump does: FILE, FILE1, FILE2 without
@@ -338,5 +341,72 @@ func TestPrinterRotate(t *testing.T) {
 	}
 	if len(kept) < 5 || lines != n {
 		t.Errorf("%d lines in %d files, want %d in several", lines, len(kept), n)
+	}
+}
+
+// benchDir is a directory for a benchmark's files: in /dev/shm where it
+// is a tmpfs, so that the disk's writeback does not drown what is measured.
+func benchDir(b *testing.B) string {
+	dir, err := os.MkdirTemp("/dev/shm", "skbtrace-rotate-")
+	if err != nil {
+		return b.TempDir()
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// BenchmarkRotate writes capture() frames (-w) and JSON events (-o) to a
+// file (in /dev/shm: benchDir): alone, rotated by -C 1m, and in a ring of
+// -W 3: the user-space cost per record of rotating.
+func BenchmarkRotate(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		rot  Rotation
+	}{{"file", Rotation{}}, {"C=1m", Rotation{Size: 1 << 20}}, {"C=1m,W=3", Rotation{Size: 1 << 20, Count: 3}}} {
+		for _, sink := range []string{"pcapng", "json"} {
+			b.Run(sink+"/"+c.name, func(b *testing.B) {
+				name := filepath.Join(benchDir(b), "out")
+				var w interface {
+					Write([]byte) (int, error)
+					Close() error
+				}
+				var err error
+				if c.rot.On() {
+					c.rot.LineEnd = sink == "json"
+					w, err = NewRotator(name, c.rot)
+				} else {
+					w, err = os.Create(name)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer w.Close()
+				var p *Printer
+				var rec []byte
+				if sink == "pcapng" {
+					ev := &codegen.Event{Kind: codegen.EventCapture, Size: codegen.CaptureHead}
+					p = testPrinter(io.Discard, []*codegen.Event{ev}, false)
+					if p.pcap, err = newPcapngWriter(w, codegen.DefaultSnaplen, time.Now()); err != nil {
+						b.Fatal(err)
+					}
+					p.funcs[0xffffffff81000000] = "ip_rcv"
+					rec = captureRecord("eth0", 142, 0)
+					binary.LittleEndian.PutUint64(rec[codegen.PrintFunc:], 0xffffffff81000000)
+				} else {
+					events := compilePrinter(b, `tracepoint:skb:kfree_skb { print(len, dev) }`)
+					p = testPrinter(w, events, true)
+					rec = sampleRecord(events[0], 1)
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := p.record(rec); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := p.flush(); err != nil {
+					b.Fatal(err)
+				}
+			})
+		}
 	}
 }
