@@ -246,3 +246,60 @@ func TestRotateSeconds(t *testing.T) {
 	}
 	t.Logf("-G 1: %d files %v", len(files), frames)
 }
+
+// TestRotateTimeline rotates --timeline's text by -C 2k: a block is
+// rotated whole, so every file is blocks from their header to their last
+// hop, and each datagram's block, from where it was sent to its drop, is
+// in one file, once.
+func TestRotateTimeline(t *testing.T) {
+	ns1, _, _ := vethPair(t, 76)
+	const sent, port = 30, 4776
+	base := filepath.Join(t.TempDir(), "tl.txt")
+	code, _, errs := runCLI(t, "--timeline", "--filter", fmt.Sprintf("udp port %d", port), "-o", base, "-C", "2k",
+		"-c", "ip netns exec "+ns1+" "+sendCommand(fmt.Sprintf("10.200.76.2:%d", port), sent, 10, 0))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	files, _ := filesSaid(t, errs, "-o")
+	header := regexp.MustCompile(`^skb 0x[0-9a-f]+ at \d\d:\d\d:\d\d\.\d{6}`)
+	hop := regexp.MustCompile(`^  \+ *\d+\.\d{3}us  \S+`)
+	drop := regexp.MustCompile(`kfree_skb +reason=NO_SOCKET `)
+	datagrams := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, block := range strings.Split(strings.TrimSpace(string(b)), "\n\n") {
+			lines := strings.Split(block, "\n")
+			if !header.MatchString(lines[0]) {
+				t.Errorf("%s: a block starts with %q", f, lines[0])
+			}
+			for _, l := range lines[1:] {
+				if !hop.MatchString(l) {
+					t.Errorf("%s: not a hop: %q", f, l)
+				}
+			}
+			if strings.Contains(block, "net_dev_queue") {
+				datagrams++
+				if !drop.MatchString(lines[len(lines)-1]) {
+					t.Errorf("%s: a datagram's block does not end at its drop:\n%s", f, block)
+				}
+			}
+		}
+	}
+	if datagrams+rotateLost(errs) != sent || len(files) < 3 {
+		t.Errorf("%d datagrams' blocks in %d files, sent %d", datagrams, len(files), sent)
+	}
+	t.Logf("--timeline -C 2k: %d blocks of datagrams in %d files", datagrams, len(files))
+}
+
+// rotateLost is the events skbtrace said it lost.
+func rotateLost(errs string) int {
+	m := regexp.MustCompile(`(\d+) events lost`).FindStringSubmatch(errs)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}

@@ -43,12 +43,17 @@ func (o *openBlocks[K, B]) get(k K, fresh bool, open func() B) B {
 }
 
 // flush appends with write the blocks that are done: complete, quiet since
-// before quietSince, or all of them; they are forgotten.
-func (o *openBlocks[K, B]) flush(dst []byte, quietSince time.Time, all bool, write func([]byte, K, B) []byte) []byte {
+// before quietSince, or all of them; they are forgotten. After each, done
+// (where not nil) may write out what was appended: a rotation between two
+// blocks.
+func (o *openBlocks[K, B]) flush(dst []byte, quietSince time.Time, all bool, done func([]byte) []byte, write func([]byte, K, B) []byte) []byte {
 	keep := o.order[:0]
 	for _, e := range o.order {
 		if all || e.blk.complete() || e.blk.lastSeen().Before(quietSince) {
 			dst = write(dst, e.k, e.blk)
+			if done != nil {
+				dst = done(dst)
+			}
 			if o.byKey[e.k] == e.blk {
 				delete(o.byKey, e.k)
 			}

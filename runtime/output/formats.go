@@ -66,7 +66,9 @@ const TimelineQuiet = time.Second
 // timeline and --graph's graph.
 type grouper interface {
 	add(p *Printer, ev *codegen.Event, b []byte)
-	flush(dst []byte, quietSince time.Time, all bool) []byte
+	// flushEach appends the blocks done; after each, done is given what
+	// was appended so far and returns what to go on appending to.
+	flushEach(dst []byte, quietSince time.Time, all bool, done func([]byte) []byte) []byte
 	deadline() time.Time
 }
 
@@ -84,7 +86,7 @@ func (f grouped) Record(dst []byte, ev *codegen.Event, rec []byte) []byte {
 }
 
 func (f grouped) Flush(dst []byte, quietSince time.Time, all bool) []byte {
-	return f.g.flush(dst, quietSince, all)
+	return f.g.flushEach(dst, quietSince, all, f.p.blockDone)
 }
 
 func (f grouped) Deadline() time.Time { return f.g.deadline() }

@@ -171,7 +171,12 @@ func (blk *gBlock) ret(l *gLine) {
 // flush appends the blocks that are done: their outermost call returned,
 // quiet since before quietSince, or all of them.
 func (gr *graph) flush(dst []byte, quietSince time.Time, all bool) []byte {
-	return gr.open.flush(dst, quietSince, all, func(dst []byte, k graphKey, blk *gBlock) []byte {
+	return gr.flushEach(dst, quietSince, all, nil)
+}
+
+// flushEach is flush, done called after each block.
+func (gr *graph) flushEach(dst []byte, quietSince time.Time, all bool, done func([]byte) []byte) []byte {
+	return gr.open.flush(dst, quietSince, all, done, func(dst []byte, k graphKey, blk *gBlock) []byte {
 		if gr.json {
 			return blk.appendJSON(dst, k, gr.boot)
 		}

@@ -87,6 +87,8 @@ type Printer struct {
 	// lines are written out once they fill its file, and it rotates
 	// only before a write, between whole records.
 	rot *Rotator
+	// werr is a write error blockDone met, returned by the next flush.
+	werr error
 }
 
 // New is a printer of events to w in cfg's format, which it looks up in
@@ -224,6 +226,9 @@ func (p *Printer) flush() error {
 			return err
 		}
 	}
+	if p.werr != nil {
+		return p.werr
+	}
 	if len(p.buf) == 0 {
 		return nil
 	}
@@ -288,6 +293,20 @@ func (p *Printer) record(b []byte) error {
 		return p.flush()
 	}
 	return nil
+}
+
+// blockDone is given the output after each block a grouping format
+// (--timeline, --graph) appends at once: where it fills a rotating file,
+// it is written out there, so that the next block may go to the next file.
+func (p *Printer) blockDone(dst []byte) []byte {
+	if p.rot == nil || len(dst) == 0 || !p.rot.Due(len(dst)) {
+		return dst
+	}
+	p.buf = dst
+	if err := p.flush(); err != nil {
+		p.werr = err
+	}
+	return p.buf
 }
 
 // lineKind is LineTime for time()'s records (codegen's one verb, the

@@ -94,7 +94,12 @@ func (tl *timeline) add(p *Printer, ev *codegen.Event, b []byte) {
 // flush appends to dst the blocks that are done: freed, quiet since
 // before quietSince, or all of them.
 func (tl *timeline) flush(dst []byte, quietSince time.Time, all bool) []byte {
-	return tl.open.flush(dst, quietSince, all, func(dst []byte, skb uint64, blk *tlBlock) []byte {
+	return tl.flushEach(dst, quietSince, all, nil)
+}
+
+// flushEach is flush, done called after each block.
+func (tl *timeline) flushEach(dst []byte, quietSince time.Time, all bool, done func([]byte) []byte) []byte {
+	return tl.open.flush(dst, quietSince, all, done, func(dst []byte, skb uint64, blk *tlBlock) []byte {
 		if tl.json {
 			return blk.appendJSON(dst, skb, tl.boot)
 		}
