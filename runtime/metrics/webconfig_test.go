@@ -92,14 +92,16 @@ func TestServeWebConfig(t *testing.T) {
 	dir := t.TempDir()
 	p := pkitest.New(t, dir, "a", "skbtrace", net.IPv4(127, 0, 0, 1))
 	stranger := pkitest.New(t, dir, "b", "skbtrace", net.IPv4(127, 0, 0, 1))
-	cfg := writeFile(t, dir, "web.yml", fmt.Sprintf(`tls_server_config:
+	hash := pkitest.Bcrypt(t, "right")
+	web := fmt.Sprintf(`tls_server_config:
   cert_file: %s
   key_file: %s
   client_ca_file: %s
   client_auth_type: RequireAndVerifyClientCert
 basic_auth_users:
   prom: %s
-`, p.ServerCert, p.ServerKey, p.CAFile, pkitest.Bcrypt(t, "right")))
+`, p.ServerCert, p.ServerKey, p.CAFile, hash)
+	cfg := writeFile(t, dir, "web.yml", web)
 	wc, err := metrics.LoadWebConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -167,6 +169,29 @@ basic_auth_users:
 			t.Errorf("%s: 401 with metrics", c.name)
 		}
 	}
+	// The file is read again at each connection and request: a new
+	// password is taken without a restart, and a file that no longer reads
+	// refuses the scrape, with a warning.
+	rotated := strings.Replace(web, hash, pkitest.Bcrypt(t, "rotated"), 1)
+	if err := os.WriteFile(cfg, []byte(rotated), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, err := scrape(p.CAPool, mine, "prom", "right"); err != nil || code != 401 {
+		t.Errorf("the old password after the file changed: %d, %v; want 401", code, err)
+	}
+	if code, _, err := scrape(p.CAPool, mine, "prom", "rotated"); err != nil || code != 200 {
+		t.Errorf("the new password after the file changed: %d, %v; want 200", code, err)
+	}
+	if err := os.WriteFile(cfg, []byte("basic_auth_users: [\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// (TLS reads it at the handshake, which fails.)
+	if code, _, err := scrape(p.CAPool, mine, "prom", "rotated"); err == nil {
+		t.Errorf("a file that no longer reads: %d; want the handshake refused", code)
+	}
+	if err := os.WriteFile(cfg, []byte(rotated), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	// Plain HTTP to the TLS port: Go's server answers 400.
 	resp, err := http.Get("http://" + srv.Addr().String() + "/metrics")
 	if err != nil || resp.StatusCode != 400 {
@@ -176,8 +201,12 @@ basic_auth_users:
 		resp.Body.Close()
 	}
 	srv.Close()
-	// The handshakes that failed were reported, a line each.
-	if got := warnings.String(); !strings.Contains(got, "metrics: http: TLS handshake error from 127.0.0.1:") {
-		t.Errorf("warnings:\n%s", got)
+	// The handshakes that failed and the file that did not read were
+	// reported, a line each.
+	got := warnings.String()
+	for _, want := range []string{"metrics: http: TLS handshake error from 127.0.0.1:", "yaml: line 1: did not find expected node content"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in the warnings:\n%s", want, got)
+		}
 	}
 }
