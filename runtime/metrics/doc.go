@@ -10,5 +10,8 @@
 //
 // Maps reach the collector through Source, which the session provides;
 // Listen opens the address before anything attaches, Serve serves
-// /metrics with promhttp.
+// /metrics with promhttp. With a web configuration file in the Prometheus
+// exporter-toolkit's format (LoadWebConfig, ListenWeb: TLS, client
+// certificates, bcrypt basic auth users, as node_exporter's
+// --web.config.file), the toolkit serves it.
 package metrics
