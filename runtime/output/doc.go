@@ -24,6 +24,14 @@
 // (maps.go, aggs.go, printtop.go). pcapng.go writes capture()'s frames, a
 // sink beside the format rather than a format.
 //
+// A Rotator (rotate.go, its files named in rotatename.go as tcpdump's -C,
+// -G and -W name them) is the one rotating file set both sinks write to
+// for -w and -o. It never rotates on its own: the pcapng sink asks it
+// before each frame, and starts the new file with a section and interface
+// blocks of its own; the printer asks before each write of whole records,
+// and after each --timeline or --graph block; maps printed at exit go to
+// the file of the moment.
+//
 // Names (names.go) are what a cluster user knows an ID by: given a Names
 // (Values.SetNames; runtime/names' Resolver, adapted by the pipeline), text
 // follows a network namespace, a host-side veth, an address or a process
