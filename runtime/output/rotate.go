@@ -48,6 +48,9 @@ type Rotator struct {
 	// files removed from it (overwritten ones too).
 	kept    []string
 	removed int
+	// err is why the next file could not be opened: every write after
+	// fails with it.
+	err error
 	// now is time.Now, but for tests.
 	now func() time.Time
 }
@@ -71,7 +74,7 @@ func (r *Rotator) Write(p []byte) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.f == nil {
-		return 0, os.ErrClosed
+		return 0, r.closed()
 	}
 	n, err := r.f.Write(p)
 	r.size += int64(n)
@@ -120,15 +123,28 @@ func (r *Rotator) Rotate() error {
 
 func (r *Rotator) rotate() error {
 	if r.f == nil {
-		return os.ErrClosed
+		return r.closed()
 	}
 	bySize := r.cfg.Size > 0 && r.size >= r.cfg.Size
 	err := r.f.Close()
 	r.f = nil
 	if err != nil {
-		return fmt.Errorf("close %s: %w", r.kept[len(r.kept)-1], err)
+		r.err = fmt.Errorf("close %s: %w", r.kept[len(r.kept)-1], err)
+		return r.err
 	}
-	return r.open(r.names.next(r.now(), bySize))
+	if err := r.open(r.names.next(r.now(), bySize)); err != nil {
+		r.err = fmt.Errorf("rotate: %w", err)
+		return r.err
+	}
+	return nil
+}
+
+// closed is the error of a write with no file open.
+func (r *Rotator) closed() error {
+	if r.err != nil {
+		return r.err
+	}
+	return os.ErrClosed
 }
 
 // open creates the file name (truncating one the ring overwrites), and

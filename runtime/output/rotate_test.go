@@ -410,3 +410,22 @@ func BenchmarkRotate(b *testing.B) {
 		}
 	}
 }
+
+// TestRotateError: where the next file cannot be made, the rotation and
+// every write after it fail with why.
+func TestRotateError(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sub")
+	os.Mkdir(dir, 0o755)
+	r, err := NewRotator(filepath.Join(dir, "f"), Rotation{Size: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Write([]byte("x\n"))
+	os.RemoveAll(dir)
+	if _, err := r.RotateIfDue(); err == nil || !strings.Contains(err.Error(), "rotate: open ") {
+		t.Errorf("rotating into a removed directory: %v", err)
+	}
+	if _, err := r.Write([]byte("y\n")); err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("a write after a failed rotation: %v", err)
+	}
+}
