@@ -142,7 +142,7 @@ func (g *gen) sampleGate() error {
 		asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
 		asm.JEq.Imm(asm.R1, sampleKeep, pass),
 	)
-	g.countOverhead(ovSampledEvents, val)
+	g.countOverhead(val, ovSampledEvents)
 	g.emit(asm.Ja.Label(exitLabel))
 	g.mark(decide)
 	g.emit(asm.FnGetPrandomU32.Call(),
@@ -152,21 +152,20 @@ func (g *gen) sampleGate() error {
 		asm.StoreImm(asm.RFP, val, sampleKeep, asm.Word),
 	)
 	g.updateFrom(SampleMap, key, asm.Mov.Reg(asm.R3, asm.RFP), asm.Add.Imm(asm.R3, int32(val)))
-	g.countOverhead(ovKeptPackets, val)
+	g.countOverhead(val, ovKeptPackets)
 	g.emit(asm.Ja.Label(pass))
 	g.mark(skip)
 	g.emit(asm.StoreImm(asm.RFP, val, sampleSkip, asm.Word))
 	g.updateFrom(SampleMap, key, asm.Mov.Reg(asm.R3, asm.RFP), asm.Add.Imm(asm.R3, int32(val)))
-	g.countOverhead(ovSampledPackets, val)
-	g.countOverhead(ovSampledEvents, val)
+	g.countOverhead(val, ovSampledPackets, ovSampledEvents)
 	g.emit(asm.Ja.Label(exitLabel))
 	g.mark(pass)
 	return nil
 }
 
-// countOverhead adds one to the OverheadValue field at off on this CPU;
-// slot is a free stack slot for the map's key.
-func (g *gen) countOverhead(off, slot int16) {
+// countOverhead adds one to each OverheadValue field at offs on this CPU,
+// with one lookup; slot is a free stack slot for the map's key.
+func (g *gen) countOverhead(slot int16, offs ...int16) {
 	g.maps.overheadMap()
 	done := g.label("ov_done")
 	g.emit(
@@ -176,10 +175,14 @@ func (g *gen) countOverhead(off, slot int16) {
 		asm.Add.Imm(asm.R2, int32(slot)),
 		asm.FnMapLookupElem.Call(),
 		asm.JEq.Imm(asm.R0, 0, done),
-		asm.LoadMem(asm.R1, asm.R0, off, asm.DWord),
-		asm.Add.Imm(asm.R1, 1),
-		asm.StoreMem(asm.R0, off, asm.R1, asm.DWord),
 	)
+	for _, off := range offs {
+		g.emit(
+			asm.LoadMem(asm.R1, asm.R0, off, asm.DWord),
+			asm.Add.Imm(asm.R1, 1),
+			asm.StoreMem(asm.R0, off, asm.R1, asm.DWord),
+		)
+	}
 	g.mark(done)
 }
 
