@@ -126,6 +126,8 @@ func (cc *callCtx) Arg(i int) types.Type { return cc.types[i] }
 
 func (cc *callCtx) ConstInt(i int) (int64, bool) { return cc.c.constInt(cc.e.Args[i]) }
 
+func (cc *callCtx) MaxStrlen() int { return cc.c.info.Config.MaxStrlen }
+
 func (cc *callCtx) ConstStr(i int) (string, bool) {
 	k, ok := cc.c.info.Consts[cc.e.Args[i]]
 	return k.Str, ok && k.IsStr

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/stdlib"
 )
 
 // Config is what a script's config block (bpftrace's `config = { ... }`)
@@ -24,6 +25,10 @@ type Config struct {
 	// UnstableMapDecl is bpftrace 0.26's unstable_map_decl: "error"
 	// makes a map declaration an error (configunstable.go).
 	UnstableMapDecl string
+	// MaxStrlen is max_strlen where the script or BPFTRACE_MAX_STRLEN
+	// sets it (at most stdlib.MaxStrlen: strings live on the BPF
+	// stack), else 0: str() reads 63 bytes.
+	MaxStrlen int
 }
 
 // The values of MissingProbes.
@@ -69,7 +74,7 @@ var configVars = map[string]configVar{
 	"max_cat_bytes": {value: cfgInt,
 		apply: func(c *Config, e *lang.ConfigEntry) { c.MaxCatBytes = int(min(e.Int, 1<<30)) }},
 	"max_map_keys":            {value: cfgInt, note: "each map of skbtrace holds up to 10240 keys"},
-	"max_strlen":              {value: cfgInt, note: "skbtrace reads strings of 64 bytes, or str()'s length"},
+	"max_strlen":              {value: cfgInt, apply: func(c *Config, e *lang.ConfigEntry) { c.MaxStrlen = int(max(1, min(e.Int, stdlib.MaxStrlen))) }},
 	"max_probes":              {value: cfgInt, note: "skbtrace attaches a tracepoint glob to at most 1024 tracepoints, and skb: to every function it finds"},
 	"max_bpf_progs":           {value: cfgInt, note: "skbtrace has no limit of its own on its programs"},
 	"max_type_res_iterations": {value: cfgInt, note: "skbtrace resolves types from BTF without a limit"},
@@ -136,6 +141,9 @@ func (c *checker) config(cfg *lang.Config) {
 		}
 		if v.apply != nil {
 			v.apply(&c.info.Config, e)
+			if name == "max_strlen" && e.Int > stdlib.MaxStrlen {
+				c.note(fmt.Sprintf("config: %s = %d: skbtrace reads at most %d bytes of a string (strings live on the 512-byte BPF stack); longer ones print cut there, with ..", e.Key, e.Int, stdlib.MaxStrlen))
+			}
 		} else {
 			c.note(fmt.Sprintf("config: %s = %s has no effect: %s", e.Key, e.Value, v.note))
 		}

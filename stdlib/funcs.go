@@ -22,6 +22,9 @@ type Call interface {
 	IsMap(i int) bool
 	// Errorf reports an error at argument i, or at the call for i < 0.
 	Errorf(i int, hint, format string, args ...any)
+	// MaxStrlen is the script's max_strlen (config or
+	// BPFTRACE_MAX_STRLEN), at most MaxStrlen; 0 where it sets none.
+	MaxStrlen() int
 }
 
 // Func is a builtin function.
@@ -233,8 +236,12 @@ var Funcs = []*Func{
 		}
 		return t
 	}},
-	{Name: "str", Sig: "str(pointer [, length])", Doc: "reads a NUL-terminated kernel string", Infer: func(c Call) types.Type {
+	{Name: "str", Sig: "str(pointer [, length])", Doc: "reads a NUL-terminated kernel string: 63 bytes, or max_strlen's (then cut ones print with bpftrace's .. trailer), or length-1", Infer: func(c Call) types.Type {
 		n := int64(64)
+		cut := false
+		if m := c.MaxStrlen(); m > 0 {
+			n, cut = int64(m)+1, true
+		}
 		if arity(c, "str(pointer [, length])", 1, 2) {
 			if t := c.Arg(0); (!t.IsScalar() && t.Kind != types.String && t.Kind != types.Invalid) || t.Fmt == types.FmtBuf {
 				c.Errorf(0, "", "str needs a pointer, got %s", t)
@@ -244,11 +251,13 @@ var Funcs = []*Func{
 				if !ok || v < 1 || v > 256 {
 					c.Errorf(1, "", "str length must be a constant from 1 to 256")
 				} else {
-					n = v
+					n, cut = v, false
 				}
 			}
 		}
-		return types.Str(int(n))
+		t := types.Str(int(n))
+		t.Cut = cut
+		return t
 	}},
 	{Name: "ntop", Sig: "ntop([family,] address)", Doc: "an address from a 4-byte IPv4 integer or a 16-byte IPv6 array, as in a socket", Infer: func(c Call) types.Type {
 		if !arity(c, "ntop([family,] address)", 1, 2) {
@@ -411,3 +420,7 @@ func FuncNames() []string {
 // RuleArgs name rule()'s arguments, in order: its value is a record of
 // them, which user space reads by these names.
 var RuleArgs = []string{"reason", "netns", "dev", "l4proto", "saddr", "sport", "daddr", "dport"}
+
+// MaxStrlen is the most bytes of a string str() reads where max_strlen
+// asks for more: a string and its NUL live on the 512-byte BPF stack.
+const MaxStrlen = 255

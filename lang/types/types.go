@@ -116,6 +116,10 @@ type Type struct {
 	// struct reached through one: what it points to is read with
 	// bpf_probe_read_user. Variables and map values keep it.
 	User bool
+	// Cut marks a string str() read of max_strlen bytes (Size is one
+	// more, for the NUL): where its text fills them, the source was
+	// longer, and it prints with bpftrace's trailer.
+	Cut bool
 }
 
 // Common types.

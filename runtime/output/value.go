@@ -127,6 +127,11 @@ const strTruncTrailer = ".."
 // slot-1 bytes and a NUL at the end, where bpftrace (max_strlen bytes, no
 // NUL kept) would mark it cut.
 func truncated(t types.Type, raw []byte) bool {
+	if t.Cut && t.Fmt == types.FmtDec && t.Size <= len(raw) {
+		// max_strlen's: cut where its text fills the max_strlen bytes.
+		i := bytes.IndexByte(raw[:t.Size], 0)
+		return i < 0 || i == t.Size-1
+	}
 	if t.Fmt != types.FmtDec || len(raw) < 64 {
 		return false
 	}
