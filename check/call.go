@@ -102,7 +102,7 @@ func (c *checker) call(e *lang.CallExpr, asStmt, asMapValue bool) types.Type {
 // argType checks one argument. Maps passed whole (clear(@m)) and map
 // elements passed to delete are references, not reads.
 func (c *checker) argType(f *stdlib.Func, i int, a lang.Expr) types.Type {
-	if m, ok := a.(*lang.MapExpr); ok && (f.Stmt || stdlib.ElemFuncs[f.Name]) {
+	if m, ok := a.(*lang.MapExpr); ok && ((f.Stmt && f.Name != "exit") || stdlib.ElemFuncs[f.Name]) {
 		for _, k := range m.Keys {
 			c.expr(k)
 		}

@@ -94,8 +94,11 @@ type Event struct {
 	// MaxBytes is how much of an EventCat's file is printed at most
 	// (config max_cat_bytes).
 	MaxBytes int
-	// Code is an EventExit's exit status: exit(code).
-	Code int
+	// Code is an EventExit's exit status: exit(code); CodeInRecord
+	// where the code is known only when the probe runs, and the record
+	// carries it (an s64 after the event's ID).
+	Code         int
+	CodeInRecord bool
 }
 
 // EventArg is one value in a record.

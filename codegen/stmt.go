@@ -60,8 +60,15 @@ func (g *gen) stmt(s lang.Stmt) error {
 				// bpftrace's exit() ends the action at once, as return does.
 				ev := &Event{Kind: EventExit}
 				if len(c.Args) == 1 {
-					code, _ := g.info.ConstInt(c.Args[0])
+					code, ok := g.info.ConstInt(c.Args[0])
 					ev.Code = int(code)
+					if !ok {
+						if err := g.exitCode(ev, c.Args[0]); err != nil {
+							return err
+						}
+						g.probeReturn()
+						return nil
+					}
 				}
 				if err := g.control(ev); err != nil {
 					return err

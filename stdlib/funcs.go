@@ -132,11 +132,9 @@ var Funcs = []*Func{
 	elemFunc("has_key", "whether a map has an element of the key"),
 	mapArg("clear", false),
 	mapArg("zero", false),
-	{Name: "exit", Sig: "exit([code])", Doc: "ends tracing; skbtrace exits with the code (a constant; 0 where none is given)", Stmt: true, Infer: func(c Call) types.Type {
-		if arity(c, "exit([code])", 0, 1) && c.NArgs() == 1 && intArg(c, 0, "exit") {
-			if _, ok := c.ConstInt(0); !ok {
-				c.Errorf(0, "e.g. exit(1)", "exit's code must be known when the script is compiled")
-			}
+	{Name: "exit", Sig: "exit([code])", Doc: "ends tracing; skbtrace exits with the code (0 where none is given)", Stmt: true, Infer: func(c Call) types.Type {
+		if arity(c, "exit([code])", 0, 1) && c.NArgs() == 1 {
+			intArg(c, 0, "exit")
 		}
 		return types.None
 	}},

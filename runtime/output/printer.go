@@ -265,6 +265,11 @@ func (p *Printer) record(b []byte) error {
 		if err := p.flush(); err != nil {
 			return err
 		}
+		if ev.CodeInRecord && len(b) >= 16 {
+			withCode := *ev
+			withCode.Code = int(int32(binary.LittleEndian.Uint64(b[8:])))
+			return p.control(&withCode)
+		}
 		return p.control(ev)
 	}
 	switch ev.Kind {

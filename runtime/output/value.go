@@ -263,6 +263,9 @@ func (f *Values) appendInt(dst []byte, v uint64, t types.Type) []byte {
 		}
 		return dst
 	case types.FmtKsym:
+		if v == 0 {
+			return append(dst, '0') // bpftrace's ksym(0)
+		}
 		return append(dst, f.ksyms.Name(v)...)
 	case types.FmtStrftime:
 		return appendStrftime(dst, t.Layout, f.boot.Add(time.Duration(v)))
