@@ -228,7 +228,7 @@ func needsContext(f *stdlib.Field) bool {
 		return true
 	}
 	switch f.Name {
-	case "kstack", "probe", "func", "retval", "duration":
+	case "kstack", stdlib.KstackLen, "probe", "func", "retval", "duration":
 		return true
 	}
 	return false

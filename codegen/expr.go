@@ -348,6 +348,8 @@ func (g *gen) context(e *lang.Ident, f *stdlib.Field) error {
 		g.emit(asm.FnKtimeGetBootNs.Call())
 	case stdlib.NsecsTAI:
 		g.emit(asm.FnKtimeGetTaiNs.Call())
+	case stdlib.KstackLen:
+		return g.kstackLen()
 	case "curtask":
 		g.emit(asm.FnGetCurrentTask.Call())
 	case "cpu":

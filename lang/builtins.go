@@ -23,6 +23,7 @@ import (
 //     0.26's; 0.25 read group_leader), ppid the parent's tgid, leader_tid
 //     and leader_comm the thread group leader's pid and comm, the current
 //     task's where none is given;
+//   - len(kstack) is __kstack_len, the stack's depth (stdlib.KstackLen);
 //   - assert(cond, msg) is if (!(cond)) { errorf("%s", msg); exit() }: the
 //     message with the call's place, and tracing ends with status 1;
 //   - pton("10.0.0.1") is the address literal 10.0.0.1 (compared with
@@ -94,6 +95,8 @@ func builtinCall(e Expr, d *Diagnostics) Expr {
 		return assertCall(c)
 	case c.Name == "len" && len(c.Args) == 1 && isWholeMap(c.Args[0]):
 		return mapLen(c, c.Args[0].(*MapExpr))
+	case c.Name == "len" && len(c.Args) == 1 && isKstack(c.Args[0]):
+		return &Ident{At: c.At, Name: "__kstack_len"}
 	case c.Name == "socket_cookie" && len(c.Args) == 1:
 		return socketCookie(c)
 	case c.Name == "find" && len(c.Args) == 3:
@@ -117,6 +120,18 @@ func builtinCall(e Expr, d *Diagnostics) Expr {
 		return &Ident{At: c.At, Name: c.Name}
 	}
 	return e
+}
+
+// isKstack reports whether e is kstack or kstack(): len(kstack) is the
+// stack's depth (bpftrace 0.26).
+func isKstack(e Expr) bool {
+	switch e := Unparen(e).(type) {
+	case *Ident:
+		return e.Name == "kstack"
+	case *CallExpr:
+		return e.Name == "kstack" && len(e.Args) == 0
+	}
+	return false
 }
 
 // taskFields are bpftrace's stdlib macros that read a task's relative:

@@ -178,6 +178,8 @@ var Fields = []*Field{
 	// nsecs(boot), nsecs(tai) and nsecs(sw_tai) are these (lang/builtins.go).
 	{Name: NsecsBoot, Doc: "nsecs(boot): nanoseconds since boot, suspended time included (CLOCK_BOOTTIME)", Type: types.U64, Src: ctx()},
 	{Name: NsecsTAI, Doc: "nsecs(tai): the TAI clock in nanoseconds (CLOCK_TAI; nsecs(sw_tai) too)", Type: types.U64, Src: ctx()},
+	// len(kstack) is this (lang/builtins.go).
+	{Name: KstackLen, Doc: "len(kstack): the kernel stack's depth in frames (bpf_get_stack)", Type: types.S64, Src: ctx()},
 }
 
 // NsecsBoot and NsecsTAI are the names nsecs(boot) and nsecs(tai) are
@@ -185,6 +187,8 @@ var Fields = []*Field{
 const (
 	NsecsBoot = "__nsecs_boot"
 	NsecsTAI  = "__nsecs_tai"
+	// KstackLen is the name len(kstack) is read by.
+	KstackLen = "__kstack_len"
 )
 
 // byName indexes a table by its entries' names.
