@@ -57,8 +57,11 @@ type OverheadValue struct {
 	// SampledEvents are the events --sample took out; SampledPackets the
 	// skbs it decided to skip, KeptPackets those it decided to keep.
 	SampledEvents, SampledPackets, KeptPackets uint64
-	// CappedEvents are the events --max-rate took out.
+	// CappedEvents are the events --max-rate left out.
 	CappedEvents uint64
+	// LastSkb is the skb this CPU last found a --sample decision for,
+	// LastKeep that decision (sampleKeep or sampleSkip): a cache.
+	LastSkb, LastKeep uint64
 }
 
 // Offsets of OverheadValue's fields.
@@ -69,7 +72,9 @@ const (
 	ovSampledPackets = 24
 	ovKeptPackets    = 32
 	ovCappedEvents   = 40
-	ovSize           = 48
+	ovLastSkb        = 48
+	ovLastKeep       = 56
+	ovSize           = 64
 )
 
 // SampleThreshold is SampleRateMap's value for one packet in n: a random
@@ -114,76 +119,103 @@ func (g *gen) overheadGates() error {
 	return nil
 }
 
-// sampleGate looks up the skb's decision, makes it at its first sight
+// sampleGate finds the skb's decision, makes it at its first sight
 // (bpf_get_prandom_u32 below SampleRateMap's threshold), and returns where
-// it says skip.
+// it says skip. The hops of a packet mostly run one after the other on
+// one CPU: the CPU's OverheadValue keeps the last skb it found a decision
+// for and the decision, so that those hops read the per-CPU array and not
+// the hash. A decision never changes while its skb lives, so the cache
+// cannot split a packet; the unsample helpers clear it on the CPU that
+// frees the skb.
 func (g *gen) sampleGate() error {
 	g.maps.sampleMaps()
 	g.maps.sampled = true
 	m := g.frame.mark()
 	defer g.frame.release(m)
-	key, err := g.frame.alloc(8)
-	if err != nil {
-		return err
-	}
-	val, err := g.frame.alloc(8)
-	if err != nil {
-		return err
+	var key, val, cpuv int16
+	for _, p := range []*int16{&key, &val, &cpuv} {
+		off, err := g.frame.alloc(8)
+		if err != nil {
+			return err
+		}
+		*p = off
 	}
 	if err := g.skbPtr(); err != nil {
 		return err
 	}
 	g.vs.pop(asm.R0)
-	decide, skip, pass := g.label("sample_new"), g.label("sample_skip"), g.label("sample_pass")
-	g.emit(asm.StoreMem(asm.RFP, key, asm.R0, asm.DWord))
+	slow, decide, skip, kept, cache, nocache, pass := g.label("sample_slow"), g.label("sample_new"), g.label("sample_skip"),
+		g.label("sample_kept"), g.label("sample_cache"), g.label("sample_nocache"), g.label("sample_pass")
+	g.emit(asm.StoreMem(asm.RFP, key, asm.R0, asm.DWord), asm.StoreImm(asm.RFP, val, 0, asm.Word))
+	g.lookup(OverheadMap, val)
+	// This CPU's last skb: its decision without the hash.
+	g.emit(
+		asm.StoreMem(asm.RFP, cpuv, asm.R0, asm.DWord),
+		asm.JEq.Imm(asm.R0, 0, slow),
+		asm.LoadMem(asm.R1, asm.RFP, key, asm.DWord),
+		asm.LoadMem(asm.R2, asm.R0, ovLastSkb, asm.DWord),
+		asm.JNE.Reg(asm.R1, asm.R2, slow),
+		asm.LoadMem(asm.R2, asm.R0, ovLastKeep, asm.DWord),
+		asm.JEq.Imm(asm.R2, sampleKeep, pass),
+		asm.LoadMem(asm.R1, asm.R0, ovSampledEvents, asm.DWord),
+		asm.Add.Imm(asm.R1, 1),
+		asm.StoreMem(asm.R0, ovSampledEvents, asm.R1, asm.DWord),
+		asm.Ja.Label(exitLabel),
+	)
+	// The hash's, if it has one.
+	g.mark(slow)
 	g.lookup(SampleMap, key)
 	g.emit(
 		asm.JEq.Imm(asm.R0, 0, decide),
 		asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
-		asm.JEq.Imm(asm.R1, sampleKeep, pass),
+		asm.StoreMem(asm.RFP, val, asm.R1, asm.Word),
+		asm.Ja.Label(cache),
 	)
-	g.countOverhead(val, ovSampledEvents)
-	g.emit(asm.Ja.Label(exitLabel))
+	// Else the decision, kept in the hash and counted.
 	g.mark(decide)
 	g.emit(asm.FnGetPrandomU32.Call(),
 		asm.LoadMapValue(asm.R1, 0, 0).WithReference(SampleRateMap),
 		asm.LoadMem(asm.R1, asm.R1, 0, asm.DWord),
+		asm.StoreImm(asm.RFP, val, sampleSkip, asm.Word),
 		asm.JGE.Reg(asm.R0, asm.R1, skip),
 		asm.StoreImm(asm.RFP, val, sampleKeep, asm.Word),
 	)
-	g.updateFrom(SampleMap, key, asm.Mov.Reg(asm.R3, asm.RFP), asm.Add.Imm(asm.R3, int32(val)))
-	g.countOverhead(val, ovKeptPackets)
-	g.emit(asm.Ja.Label(pass))
 	g.mark(skip)
-	g.emit(asm.StoreImm(asm.RFP, val, sampleSkip, asm.Word))
 	g.updateFrom(SampleMap, key, asm.Mov.Reg(asm.R3, asm.RFP), asm.Add.Imm(asm.R3, int32(val)))
-	g.countOverhead(val, ovSampledPackets, ovSampledEvents)
-	g.emit(asm.Ja.Label(exitLabel))
+	g.emit(
+		asm.LoadMem(asm.R0, asm.RFP, cpuv, asm.DWord),
+		asm.JEq.Imm(asm.R0, 0, nocache),
+		asm.LoadMem(asm.R1, asm.RFP, val, asm.Word),
+		asm.JEq.Imm(asm.R1, sampleKeep, kept),
+		asm.LoadMem(asm.R1, asm.R0, ovSampledPackets, asm.DWord),
+		asm.Add.Imm(asm.R1, 1),
+		asm.StoreMem(asm.R0, ovSampledPackets, asm.R1, asm.DWord),
+		asm.Ja.Label(cache),
+		asm.LoadMem(asm.R1, asm.R0, ovKeptPackets, asm.DWord).WithSymbol(kept),
+		asm.Add.Imm(asm.R1, 1),
+		asm.StoreMem(asm.R0, ovKeptPackets, asm.R1, asm.DWord),
+	)
+	// This CPU remembers the skb and its decision, then acts on it.
+	g.emit(
+		asm.LoadMem(asm.R0, asm.RFP, cpuv, asm.DWord).WithSymbol(cache),
+		asm.LoadMem(asm.R2, asm.RFP, val, asm.Word),
+		asm.JEq.Imm(asm.R0, 0, nocache),
+		asm.LoadMem(asm.R1, asm.RFP, key, asm.DWord),
+		asm.StoreMem(asm.R0, ovLastSkb, asm.R1, asm.DWord),
+		asm.StoreMem(asm.R0, ovLastKeep, asm.R2, asm.DWord),
+		asm.JEq.Imm(asm.R2, sampleKeep, pass),
+		asm.LoadMem(asm.R1, asm.R0, ovSampledEvents, asm.DWord),
+		asm.Add.Imm(asm.R1, 1),
+		asm.StoreMem(asm.R0, ovSampledEvents, asm.R1, asm.DWord),
+		asm.Ja.Label(exitLabel),
+	)
+	g.mark(nocache)
+	g.emit(
+		asm.LoadMem(asm.R2, asm.RFP, val, asm.Word),
+		asm.JNE.Imm(asm.R2, sampleKeep, exitLabel),
+	)
 	g.mark(pass)
 	return nil
-}
-
-// countOverhead adds one to each OverheadValue field at offs on this CPU,
-// with one lookup; slot is a free stack slot for the map's key.
-func (g *gen) countOverhead(slot int16, offs ...int16) {
-	g.maps.overheadMap()
-	done := g.label("ov_done")
-	g.emit(
-		asm.LoadMapPtr(asm.R1, 0).WithReference(OverheadMap),
-		asm.StoreImm(asm.RFP, slot, 0, asm.Word),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, int32(slot)),
-		asm.FnMapLookupElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, done),
-	)
-	for _, off := range offs {
-		g.emit(
-			asm.LoadMem(asm.R1, asm.R0, off, asm.DWord),
-			asm.Add.Imm(asm.R1, 1),
-			asm.StoreMem(asm.R0, off, asm.R1, asm.DWord),
-		)
-	}
-	g.mark(done)
 }
 
 // unsampleEnds are the functions that end an skb's life, after every
@@ -201,7 +233,7 @@ var unsampleEnds = []string{"kfree_skbmem", "napi_skb_cache_put"}
 // none of the first did.
 func unsampleHelpers(out *Output) {
 	forget := func() asm.Instructions {
-		// args[0] is the skb, for both.
+		// args[0] is the skb, for both; this CPU's cache forgets it too.
 		return asm.Instructions{
 			asm.LoadMem(asm.R6, asm.R1, 0, asm.DWord),
 			asm.StoreMem(asm.RFP, -8, asm.R6, asm.DWord),
@@ -209,7 +241,17 @@ func unsampleHelpers(out *Output) {
 			asm.Mov.Reg(asm.R2, asm.RFP),
 			asm.Add.Imm(asm.R2, -8),
 			asm.FnMapDeleteElem.Call(),
-			asm.Mov.Imm(asm.R0, 0),
+			asm.StoreImm(asm.RFP, -16, 0, asm.Word),
+			asm.LoadMapPtr(asm.R1, 0).WithReference(OverheadMap),
+			asm.Mov.Reg(asm.R2, asm.RFP),
+			asm.Add.Imm(asm.R2, -16),
+			asm.FnMapLookupElem.Call(),
+			asm.JEq.Imm(asm.R0, 0, "done"),
+			asm.LoadMem(asm.R1, asm.R0, ovLastSkb, asm.DWord),
+			asm.JNE.Reg(asm.R1, asm.R6, "done"),
+			asm.Mov.Imm(asm.R1, 0),
+			asm.StoreMem(asm.R0, ovLastSkb, asm.R1, asm.DWord),
+			asm.Mov.Imm(asm.R0, 0).WithSymbol("done"),
 			asm.Return(),
 		}
 	}

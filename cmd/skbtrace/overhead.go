@@ -84,6 +84,9 @@ func startOverhead(o options, sess *session.Session, msrv *metrics.Server, stder
 	// The summary and the metrics of what skbtrace missed count what
 	// the gates left out too.
 	sess.AddMisses(sess.OverheadMisses)
+	if ov, err := sess.Overhead(); err == nil && !ov.Sampling && o.overhead.sample > 0 {
+		fmt.Fprintln(stderr, "skbtrace: --sample: no probe of the script has an skb: nothing is sampled")
+	}
 	if !o.verbose && o.metrics == "" && o.overhead.maxOverhead == 0 {
 		return w, nil
 	}

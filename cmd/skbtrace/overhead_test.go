@@ -164,7 +164,7 @@ func TestSampleMetrics(t *testing.T) {
 // TestMaxOverheadActs gives --max-overhead a budget no tracing fits in.
 // With skb probes, skbtrace samples harder each second and says so; with
 // none (sched_switch has no skb to sample), it detaches and says so, well
-// before -c's command ends.
+// before -c's command ends. --sample there says it samples nothing.
 func TestMaxOverheadActs(t *testing.T) {
 	const port = 4937
 	ns := "skbtover"
@@ -189,6 +189,10 @@ func TestMaxOverheadActs(t *testing.T) {
 	}
 	if d := time.Since(start); d > 8*time.Second {
 		t.Errorf("tracing went on for %s: it should have detached after a second or two", d)
+	}
+	code, _, errs = runCLI(t, "--sample", "3", "-e", `tracepoint:sched:sched_switch { @ = count() }`, "--duration", "100ms")
+	if want := "skbtrace: --sample: no probe of the script has an skb: nothing is sampled\n"; code != 0 || !strings.Contains(errs, want) {
+		t.Errorf("--sample without an skb probe: exit %d, stderr:\n%s\nwant %q", code, errs, want)
 	}
 }
 
