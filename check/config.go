@@ -83,10 +83,13 @@ var configVars = map[string]configVar{
 	"perf_rb_pages":           {value: cfgInt, note: "skbtrace's ring buffer is 4 MiB"},
 	"stack_mode":              {value: cfgWord, words: []string{"bpftrace", "perf", "raw"}, note: "kstack prints in skbtrace's layout (bpftrace's for .bt scripts)"},
 	"str_trunc_trailer":       {value: cfgText, note: "skbtrace marks a cut string with bpftrace's default trailer, .."},
-	"cache_user_symbols":      {value: cfgWord, words: []string{"PER_PID", "PER_PROGRAM", "NONE", "0", "1"}, note: userSpaceNote},
-	"cpp_demangle":            {value: cfgBool, note: userSpaceNote},
-	"lazy_symbolication":      {value: cfgBool, note: userSpaceNote},
-	"symbol_source":           {value: cfgWord, words: []string{"dwarf", "symbol_table"}, note: userSpaceNote},
+	"license": {value: cfgWord, words: []string{"GPL", "GPL v2", "GPL and additional rights", "Dual BSD/GPL", "Dual MIT/GPL", "Dual MPL/GPL"},
+		note: "skbtrace loads its programs as GPL, which each of these allows"},
+	"show_debug_info":    {value: cfgBool, note: "kernel stacks print function+offset; skbtrace reads no debug info"},
+	"cache_user_symbols": {value: cfgWord, words: []string{"PER_PID", "PER_PROGRAM", "NONE", "0", "1"}, note: userSpaceNote},
+	"cpp_demangle":       {value: cfgBool, note: userSpaceNote},
+	"lazy_symbolication": {value: cfgBool, note: userSpaceNote},
+	"symbol_source":      {value: cfgWord, words: []string{"dwarf", "symbol_table"}, note: userSpaceNote},
 }
 
 const userSpaceNote = "it is about user-space symbols, and skbtrace traces the kernel"

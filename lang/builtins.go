@@ -24,6 +24,7 @@ import (
 //     and leader_comm the thread group leader's pid and comm, the current
 //     task's where none is given;
 //   - len(kstack) is __kstack_len, the stack's depth (stdlib.KstackLen);
+//   - is_err(p) is the kernel's IS_ERR_VALUE: (uint64)p >= (uint64)-4095;
 //   - assert(cond, msg) is if (!(cond)) { errorf("%s", msg); exit() }: the
 //     message with the call's place, and tracing ends with status 1;
 //   - pton("10.0.0.1") is the address literal 10.0.0.1 (compared with
@@ -93,6 +94,8 @@ func builtinCall(e Expr, d *Diagnostics) Expr {
 		return usernameOf(c.At)
 	case c.Name == "assert" && len(c.Args) == 2:
 		return assertCall(c)
+	case c.Name == "is_err" && len(c.Args) == 1:
+		return isErr(c)
 	case c.Name == "len" && len(c.Args) == 1 && isWholeMap(c.Args[0]):
 		return mapLen(c, c.Args[0].(*MapExpr))
 	case c.Name == "len" && len(c.Args) == 1 && isKstack(c.Args[0]):
@@ -176,6 +179,14 @@ func ptonCast(c *CastExpr) Expr {
 	}
 	b := ip.Addr.As4()
 	return &IntLit{At: c.At, Value: uint64(binary.LittleEndian.Uint32(b[:]))}
+}
+
+// isErr is bpftrace 0.26's is_err(p): whether p is an ERR_PTR, an
+// address in the last 4095 (MAX_ERRNO) of the address space.
+func isErr(c *CallExpr) Expr {
+	at := c.At
+	x := &CastExpr{At: c.Args[0].Span(), Type: "uint64", X: &ParenExpr{At: c.Args[0].Span(), X: c.Args[0]}}
+	return &ParenExpr{At: at, X: &BinaryExpr{At: at, Op: ">=", OpSpan: at, X: x, Y: &IntLit{At: at, Value: 1<<64 - 4095}}}
 }
 
 // assertCall is assert(cond, msg): a block that ends tracing with the

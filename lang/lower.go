@@ -116,6 +116,12 @@ func (l *lowerer) stmt(g *gStmt) Stmt {
 	}
 	switch {
 	case g.Op != "":
+		if id, ok := target.(*Ident); ok && id.Name == "_" && g.Op == "=" {
+			// bpftrace 0.26's discard, `_ = has_key(@m, k)`: the value is
+			// computed and kept nowhere a script can name ($_ is a name
+			// no other variable has: a script's own $_ is another).
+			target = &VarExpr{At: id.At, Name: discardVar + strconv.Itoa(id.At.Start.Offset)}
+		}
 		l.checkTarget(target)
 		return &AssignStmt{At: sp, Target: target, Op: g.Op, Value: l.expr(g.Value)}
 	case g.Incr != "":
@@ -168,6 +174,11 @@ func deleteKeyArg(c *CallExpr) *CallExpr {
 	c.Args = []Expr{elem}
 	return c
 }
+
+// discardVar names the variables `_ = value` assigns, one for each
+// place (each may hold its own type): names no script can write ($ and
+// a blank).
+const discardVar = " discard"
 
 func (l *lowerer) checkTarget(e Expr) {
 	switch e.(type) {

@@ -48,6 +48,15 @@ var outOfScopeAliases = map[string]string{
 var ProbeKindNames = []string{"skb", "skbret", "kprobe", "kretprobe", "fentry", "fexit", "tracepoint", "rawtracepoint", "interval", "profile", "uprobe", "uretprobe", "bpf", "bpfret", "self", "begin", "end", "BEGIN", "END"}
 
 func (l *lowerer) spec(g *gSpec) *ProbeSpec {
+	if name, rest, ok := strings.Cut(g.Text, "="); ok && isProbeName(name) && rest != "" {
+		// bpftrace 0.25's probe name, `name=kprobe:f` (reserved for
+		// future use there): the probe is what follows it.
+		cp := *g
+		cp.Text = rest
+		cp.Pos.Offset += len(name) + 1
+		cp.Pos.Column += len(name) + 1
+		g = &cp
+	}
 	sp := l.span(g.Pos, g.EndPos)
 	s := &ProbeSpec{At: sp, Text: g.Text}
 	switch g.Text {
@@ -233,4 +242,14 @@ func isGlob(s string) bool {
 		}
 	}
 	return true
+}
+
+// isProbeName reports whether s is an identifier, as a probe's name is.
+func isProbeName(s string) bool {
+	for i, c := range s {
+		if c != '_' && !('a' <= c && c <= 'z') && !('A' <= c && c <= 'Z') && (i == 0 || !('0' <= c && c <= '9')) {
+			return false
+		}
+	}
+	return s != ""
 }

@@ -183,7 +183,8 @@ func envConfig(s *lang.Script) *lang.Script {
 var configNames = map[string]bool{"cache_user_symbols": true, "cpp_demangle": true, "lazy_symbolication": true, "log_size": true,
 	"max_bpf_progs": true, "max_cat_bytes": true, "max_map_keys": true, "max_probes": true, "max_strlen": true,
 	"max_type_res_iterations": true, "missing_probes": true, "on_stack_limit": true, "perf_rb_pages": true,
-	"print_maps_on_exit": true, "stack_mode": true, "str_trunc_trailer": true, "symbol_source": true}
+	"print_maps_on_exit": true, "stack_mode": true, "str_trunc_trailer": true, "symbol_source": true,
+	"license": true, "show_debug_info": true}
 
 // warner is the pipeline's warner, silent with --no-warnings.
 func (o options) warner(stderr io.Writer) func(string) {
