@@ -536,7 +536,8 @@ func (p *descent) expr() (*gExpr, bool) {
 	start = p.i
 	var then, els *gExpr
 	ok = p.lit("?")
-	if ok {
+	if ok && !p.at(":") {
+		// `c ?: e` (bpftrace 0.26) has no middle operand: c is it.
 		then, ok = p.expr()
 	}
 	if ok {

@@ -111,7 +111,8 @@ type gIf struct {
 
 // gExpr is a block expression `{ stmts; value }`, an if expression
 // `if (c) { a } else { b }` (bpftrace 0.26's), or a conditional
-// expression `cond ? then : else`, right-associative. A block is not an
+// expression `cond ? then : else` (or `cond ?: else`, cond its own
+// then), right-associative. A block is not an
 // operand of a binary operator (write it in parentheses), so that the /
 // closing a predicate is not read as a division of the block after it.
 type gExpr struct {
@@ -120,7 +121,7 @@ type gExpr struct {
 	Block  *gBlock  `parser:"(   @@"`
 	IfX    *gIf     `parser:"  | @@"`
 	Cond   *gBinary `parser:"  | @@"`
-	Then   *gExpr   `parser:"    ( \"?\" @@"`
+	Then   *gExpr   `parser:"    ( \"?\" @@?"`
 	Else   *gExpr   `parser:"      \":\" @@ )? )"`
 }
 

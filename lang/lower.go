@@ -218,8 +218,12 @@ func (l *lowerer) expr(g *gExpr) Expr {
 		return l.ifExpr(g.IfX)
 	}
 	cond := l.binary(g.Cond)
-	if g.Then == nil {
+	switch {
+	case g.Else == nil:
 		return cond
+	case g.Then == nil:
+		// `c ?: e` is `c ? c : e` (c read twice, as bpftrace's does).
+		return &CondExpr{At: l.span(g.Pos, g.EndPos), Cond: cond, Then: cloneExpr(cond), Else: l.expr(g.Else)}
 	}
 	return &CondExpr{At: l.span(g.Pos, g.EndPos), Cond: cond, Then: l.expr(g.Then), Else: l.expr(g.Else)}
 }
