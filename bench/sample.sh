@@ -62,7 +62,7 @@ done
 u=$(best "${untraced[@]}")
 echo "## --sample and --max-rate: the cost per packet at each setting (bench/sample.sh)"
 echo
-echo "Measured $(date -u +%F) at commit $commit on Linux $(uname -r), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'); skb:* on $("$tmp/skbtrace" -v -e 'skb:* { @ = count() }' -c true 2>&1 | grep -o 'attaches to the [0-9]* tracepoints\|[0-9]* functions attached with [a-z-]*' | head -1)."
+echo "Measured $(date -u +%F) at commit $commit on Linux $(uname -r), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'); skb:*: $("$tmp/skbtrace" -v -e 'skb:* { @ = count() }' -c true 2>&1 | grep -o 'attaches to the [0-9]* tracepoints\|[0-9]* functions attached with [a-z-]*' | head -1)."
 echo "$n UDP datagrams from a sender in a namespace of its own to a closed port on 127.0.0.1 there, each traced at every skb: hop"
 echo "(\`skb:* /netns == INUM/\`); 3 runs each; the cost per datagram is 1/rate - 1/untraced rate (the best run of each)."
 echo "Untraced: ${untraced[*]} datagrams/s."

@@ -18,8 +18,10 @@ import (
 // one's address, which the unsample helpers handle by forgetting the skb
 // once it is freed (unsampleHelpers). Where a free goes by none of them,
 // the next skb at that address inherits the decision, whole: a bias of the
-// ratio, never a packet cut in two. Clones and copies are skbs of their
-// own, decided apart, as --filter sees them.
+// ratio, never a packet cut in two. What can cut one is the LRU: an skb
+// that lives on while SampleEntries newer ones are decided (a socket's
+// queue) is decided anew at its next hop. Clones and copies are skbs of
+// their own, decided apart, as --filter sees them.
 const (
 	// SampleMap is the LRU hash of decisions: key the skb's address, value
 	// sampleKeep or sampleSkip (u32).
