@@ -96,6 +96,12 @@ func builtinCall(e Expr, d *Diagnostics) Expr {
 		return assertCall(c)
 	case c.Name == "is_err" && len(c.Args) == 1:
 		return isErr(c)
+	case c.Name == "kstack" && len(c.Args) > 0 && (mode == "bpftrace" || mode == "perf" || mode == "raw" || len(c.Args) == 2):
+		// kstack(perf, 3): the mode is a name, read as its text.
+		if id, ok := Unparen(c.Args[0]).(*Ident); ok {
+			c.Args[0] = &StrLit{At: id.At, Value: id.Name}
+		}
+		return c
 	case c.Name == "len" && len(c.Args) == 1 && isWholeMap(c.Args[0]):
 		return mapLen(c, c.Args[0].(*MapExpr))
 	case c.Name == "len" && len(c.Args) == 1 && isKstack(c.Args[0]):

@@ -300,9 +300,36 @@ var Funcs = []*Func{
 		return types.U64
 	}},
 	{Name: "time", Sig: `time(["format"])`, Doc: "prints the current time with a strftime format (default \"%H:%M:%S\\n\")", Stmt: true},
-	{Name: "kstack", Sig: "kstack()", Doc: "the kernel stack, as the kstack field", Infer: func(c Call) types.Type {
-		arity(c, "kstack()", 0, 0)
-		return types.Type{Kind: types.Stack}
+	{Name: "kstack", Sig: "kstack([mode,] [limit])", Doc: "the kernel stack, as the kstack field: its first limit frames, printed as mode prints them (bpftrace: name+offset, perf: address and name+offset, raw: address)", Infer: func(c Call) types.Type {
+		const sig = "kstack([mode,] [limit])"
+		t := types.Type{Kind: types.Stack}
+		if !arity(c, sig, 0, 2) {
+			return t
+		}
+		i := 0
+		if c.NArgs() > 0 {
+			if mode, ok := c.ConstStr(0); ok {
+				if mode != "bpftrace" && mode != "perf" && mode != "raw" {
+					c.Errorf(0, "kstack(perf, 3)", "kstack's mode is bpftrace, perf or raw")
+				}
+				if mode != "bpftrace" {
+					t.Layout = mode
+				}
+				i = 1
+			}
+		}
+		switch {
+		case c.NArgs()-i > 1:
+			c.Errorf(0, "kstack(perf, 3)", "kstack's mode comes first: bpftrace, perf or raw")
+		case c.NArgs() > i:
+			n, ok := c.ConstInt(i)
+			if !ok || n < 1 || n > StackDepth {
+				c.Errorf(i, "kstack(3)", "kstack's limit must be a constant from 1 to %d", StackDepth)
+			} else {
+				t.Size = int(n)
+			}
+		}
+		return t
 	}},
 	{Name: "why", Sig: "why(reason)", Doc: "prints a drop reason as a sentence saying what it means", Infer: func(c Call) types.Type {
 		if arity(c, "why(reason)", 1, 1) {
@@ -422,3 +449,7 @@ var RuleArgs = []string{"reason", "netns", "dev", "l4proto", "saddr", "sport", "
 // MaxStrlen is the most bytes of a string str() reads where max_strlen
 // asks for more: a string and its NUL live on the 512-byte BPF stack.
 const MaxStrlen = 255
+
+// StackDepth is the most frames a kernel stack keeps (codegen's
+// StackDepth, the kernel's default perf_event_max_stack).
+const StackDepth = 127

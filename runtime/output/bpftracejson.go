@@ -283,7 +283,7 @@ func (f *Values) appendBtJSON(dst []byte, t types.Type, raw []byte) []byte {
 		return append(dst, close)
 	case t.Kind == types.Stack:
 		dst = append(dst, '[')
-		for i, fr := range f.stack(int64(binary.LittleEndian.Uint64(raw))) {
+		for i, fr := range f.stackOf(t, raw) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}

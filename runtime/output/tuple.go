@@ -75,7 +75,7 @@ func (f *Values) appendElemJSON(dst []byte, t types.Type, raw []byte) []byte {
 	case t.Kind == types.Int && t.Fmt == types.FmtBool:
 		return strconv.AppendBool(dst, binary.LittleEndian.Uint64(raw) != 0)
 	case t.Kind == types.Stack:
-		b, _ := json.Marshal(f.stack(int64(binary.LittleEndian.Uint64(raw))))
+		b, _ := json.Marshal(f.stackOf(t, raw))
 		return append(dst, b...)
 	}
 	return appendJSONString(dst, f.appendValue(nil, t, raw))

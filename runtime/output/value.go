@@ -92,8 +92,11 @@ func (f *Values) appendValue(dst []byte, t types.Type, raw []byte) []byte {
 		}
 		return strconv.AppendUint(dst, port, 10)
 	case types.Stack:
-		for _, fr := range f.stack(int64(binary.LittleEndian.Uint64(raw))) {
-			dst = append(dst, "\n        "...)
+		// Each frame on a line of its own, indented as bpftrace's mode
+		// indents it: 8 blanks, perf's a tab, raw's none.
+		indent := map[string]string{"": "\n        ", "perf": "\n\t", "raw": "\n"}[t.Layout]
+		for _, fr := range f.stackOf(t, raw) {
+			dst = append(dst, indent...)
 			dst = append(dst, fr...)
 		}
 		return append(dst, '\n')
@@ -150,7 +153,7 @@ func (f *Values) jsonValue(t types.Type, raw []byte) any {
 		}
 		return v
 	case t.Kind == types.Stack:
-		return f.stack(int64(binary.LittleEndian.Uint64(raw)))
+		return f.stackOf(t, raw)
 	case t.Kind == types.Tuple:
 		return json.RawMessage(f.appendTupleJSON(nil, t, raw))
 	case t.Kind == types.Array:
@@ -168,7 +171,16 @@ func jsonNumber(t types.Type) bool {
 }
 
 // stack resolves a kstack id to its frames, innermost first.
-func (f *Values) stack(id int64) []string {
+func (f *Values) stack(id int64) []string { return f.stackAs(id, types.Type{Kind: types.Stack}) }
+
+// stackOf is the frames of a stack value of type t: kstack(mode, limit)'s
+// first limit frames (Size; 0: all), each as its mode (Layout) prints it:
+// bpftrace's "name+off", perf's "address name+off", raw's address.
+func (f *Values) stackOf(t types.Type, raw []byte) []string {
+	return f.stackAs(int64(binary.LittleEndian.Uint64(raw)), t)
+}
+
+func (f *Values) stackAs(id int64, t types.Type) []string {
 	if id < 0 || f.stacks == nil {
 		// bpf_get_stackid failed: -EEXIST is a full bucket, -EFAULT no stack.
 		return []string{fmt.Sprintf("[stack unavailable: %v]", unix.Errno(-id))}
@@ -185,6 +197,15 @@ func (f *Values) stack(id int64) []string {
 		name := f.ksyms.Symbolize(pc, f.offsetBase)
 		if len(frames) == 0 && isBPFFrame(name) {
 			continue // the tracing program's own frames, above the traced code
+		}
+		if t.Size > 0 && len(frames) == t.Size {
+			break
+		}
+		switch t.Layout {
+		case "perf":
+			name = strconv.FormatUint(pc, 16) + " " + name
+		case "raw":
+			name = strconv.FormatUint(pc, 16)
 		}
 		frames = append(frames, name)
 	}
