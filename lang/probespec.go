@@ -146,6 +146,12 @@ func (l *lowerer) spec(g *gSpec) *ProbeSpec {
 		}
 		fallthrough
 	case ProbeKprobe, ProbeKretprobe:
+		if mod, fn, ok := strings.Cut(rest, ":"); ok && isIdent(mod) {
+			// kprobe:MODULE:FN, fentry:vmlinux:vfs_read as -l lists it:
+			// the function, wherever it is (kernel functions' names are
+			// one namespace: BTF and kallsyms name each once).
+			rest, s.Target = fn, fn
+		}
 		// A glob (kprobe:tcp_*) attaches to every traceable function it
 		// matches, as skb: does.
 		if rest == "" || !isIdent(rest) && !(strings.ContainsAny(rest, "*?[") && isGlob(rest)) {
