@@ -38,6 +38,9 @@ type Values struct {
 	// offsetBase is 16 for stack frames as sym+0x90, 10 for bpftrace's
 	// sym+144.
 	offsetBase int
+	// fullEnums prints enumerators whole (TCP_CLOSE), as bpftrace does;
+	// skbtrace's own output leaves their common prefix out (CLOSE).
+	fullEnums bool
 	// probeNames are the names probe values index (codegen.Output).
 	probeNames []string
 	// names, where set, resolves network namespaces, processes, devices
@@ -244,6 +247,9 @@ func (f *Values) SetProbeNames(names []string) { f.probeNames = names }
 // not sym+0x90.
 func (f *Values) DecimalOffsets() { f.offsetBase = 10 }
 
+// FullEnumNames prints enumerators as bpftrace prints them, whole.
+func (f *Values) FullEnumNames() { f.fullEnums = true }
+
 // Boot is the wall-clock time of monotonic zero that times print from.
 func (f *Values) Boot() time.Time { return f.boot }
 
@@ -393,6 +399,9 @@ func (f *Values) enumName(en *btf.Enum, v uint64) (string, bool) {
 	if !ok {
 		names = map[uint64]string{}
 		prefix := types.EnumPrefix(en)
+		if f.fullEnums {
+			prefix = ""
+		}
 		for _, e := range en.Values {
 			names[e.Value] = strings.TrimPrefix(e.Name, prefix)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -216,6 +217,9 @@ func Start(out *codegen.Output, w io.Writer, opts Options) (_ *Session, err erro
 	s.fmt.SetRules(opts.Rules)
 	if opts.DecimalOffsets {
 		s.fmt.DecimalOffsets()
+	}
+	if strings.HasPrefix(opts.Format, "bpftrace") {
+		s.fmt.FullEnumNames()
 	}
 	s.pr, err = output.New(w, out.Events, output.Config{Format: opts.Format, Values: s.fmt, Control: s.control,
 		Records: &s.records, Rets: retClasses(opts.Funcs), Warn: s.warn, Late: s.lateEv,
