@@ -408,6 +408,9 @@ type gen struct {
 	loopVars    map[string]types.Type
 	head        *headSlots
 	varsAt      int
+	// trk is where a tracking script's gate keeps the skb's logical
+	// packet (packet.go), 0 before the gate or without one.
+	trk int16
 	// retLabel is, in a callback whose body returns, where return goes.
 	retLabel string
 }

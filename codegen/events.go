@@ -99,6 +99,10 @@ type Event struct {
 	// carries it (an s64 after the event's ID).
 	Code         int
 	CodeInRecord bool
+	// Packet is set on a print record of a script that calls track(): its
+	// head carries the skb's logical packet at PrintPacket, PrintParent
+	// and PrintEdge (packet.go), and its arguments follow.
+	Packet bool
 }
 
 // EventArg is one value in a record.
@@ -185,6 +189,10 @@ func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
 		}
 		return g.control(ev)
 	}
+	if ev.Kind == EventPrint && g.maps.track {
+		ev.Packet = true
+		ev.Size += trackPacketSize
+	}
 	for _, a := range args {
 		t := g.info.Types[a]
 		if !inReg(t) && t.Kind != types.String && t.Kind != types.Addr && t.Kind != types.Endpoint && t.Kind != types.Packet && t.Kind != types.Tuple && t.Kind != types.Array {
@@ -223,6 +231,9 @@ func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
 // printHead writes the head of a print (or capture) record at rec: the
 // event's id, the time, the CPU, the skb address and the function.
 func (g *gen) printHead(ev *Event, rec int16) error {
+	if ev.Packet {
+		g.packetHead(rec)
+	}
 	g.emit(storeImm64(rec, int32(ev.ID)))
 	g.emit(asm.FnKtimeGetNs.Call(), asm.StoreMem(asm.RFP, rec+PrintTime, asm.R0, asm.DWord))
 	g.emit(asm.FnGetSmpProcessorId.Call(), asm.StoreMem(asm.RFP, rec+PrintCPU, asm.R0, asm.DWord))

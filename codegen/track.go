@@ -24,12 +24,16 @@ const (
 
 // The tracked map's values: a state, then, once the skb is freed, what
 // tells it from a new skb at its address (len, head, data: a new skb gets a
-// new buffer and length).
+// new buffer and length); then the skb's logical packet (packet.go): the
+// packet's id, the skb it was made from, and the edge that made it.
 const (
 	trackFollowed = 1 // track() was called on it, or it copies a followed skb
 	trackEnded    = 2 // freed; the fingerprint follows
-	// trackValueSize: state u32, len u32, head u64, data u64.
-	trackValueSize = 24
+	// trackValueSize: state u32, len u32, head u64, data u64, then the
+	// packet's trackPacketSize bytes at trackPacketOff.
+	trackValueSize  = 48
+	trackPacketOff  = 24
+	trackPacketSize = 24
 )
 
 // trackPrint are the members of struct sk_buff an ended skb's fingerprint
@@ -62,11 +66,22 @@ func usesTrack(info *check.Info) bool {
 
 func (ms *mapSet) trackedMap() {
 	if _, ok := ms.specs[TrackedMap]; !ok {
-		ms.specs[TrackedMap] = &ebpf.MapSpec{Name: TrackedMap, Type: ebpf.Hash, KeySize: 8, ValueSize: trackValueSize, MaxEntries: maxEntries}
+		// LRU: a full map forgets the skbs least recently seen (freed
+		// ones first, as nothing looks them up again) rather than
+		// refusing a new packet.
+		ms.specs[TrackedMap] = &ebpf.MapSpec{Name: TrackedMap, Type: ebpf.LRUHash, KeySize: 8, ValueSize: trackValueSize, MaxEntries: TrackedEntries}
 	}
+	ms.packetSeqMap()
 }
 
-// track compiles track(): this skb's address goes into the tracked map.
+// TrackedEntries bounds the skbs track() follows at once: live ones, and
+// freed ones kept until their address is used again or the LRU map needs
+// the room.
+const TrackedEntries = 16384
+
+// track compiles track(): this skb's address goes into the tracked map,
+// a logical packet of its own, unless it is followed already (the gate
+// read its packet into g.trk).
 func (g *gen) track() error {
 	g.maps.trackedMap()
 	key, err := g.frame.alloc(8 + trackValueSize)
@@ -77,10 +92,26 @@ func (g *gen) track() error {
 		return err
 	}
 	g.vs.pop(asm.R0)
-	g.emit(asm.StoreMem(asm.RFP, key, asm.R0, asm.DWord), asm.StoreImm(asm.RFP, key+8, trackFollowed, asm.Word), asm.StoreImm(asm.RFP, key+12, 0, asm.Word))
+	g.emit(asm.StoreMem(asm.RFP, key, asm.R0, asm.DWord))
+	done := g.label("tracked")
+	slot := g.trk
+	if slot == 0 {
+		// No gate (a loop's callback): a packet of its own each time.
+		if slot, err = g.frame.alloc(trackPacketSize); err != nil {
+			return err
+		}
+		g.emit(zero8(slot)...)
+	}
+	g.emit(asm.LoadMem(asm.R1, asm.RFP, slot, asm.DWord), asm.JNE.Imm(asm.R1, 0, done))
+	g.newPacket(slot)
+	g.emit(asm.StoreImm(asm.RFP, key+8, trackFollowed, asm.Word), asm.StoreImm(asm.RFP, key+12, 0, asm.Word))
 	g.emit(zero8(key + 16)...)
 	g.emit(zero8(key + 24)...)
+	for off := int16(0); off < trackPacketSize; off += 8 {
+		g.emit(asm.LoadMem(asm.R1, asm.RFP, slot+off, asm.DWord), asm.StoreMem(asm.RFP, key+8+trackPacketOff+off, asm.R1, asm.DWord))
+	}
 	g.update(TrackedMap, key, key+8)
+	g.mark(done)
 	return nil
 }
 
@@ -101,13 +132,29 @@ func (g *gen) trackGate(body string) error {
 		}
 		*p = off
 	}
+	trk, err := g.frame.keep(trackPacketSize)
+	if err != nil {
+		return err
+	}
+	g.trk = trk
+	for off := int16(0); off < trackPacketSize; off += 8 {
+		g.emit(zero8(trk + off)...)
+	}
 	if err := g.skbPtr(); err != nil {
 		return err
 	}
 	g.vs.pop(asm.R0)
 	g.emit(asm.StoreMem(asm.RFP, key, asm.R0, asm.DWord))
 	g.lookup(TrackedMap, key)
-	fresh, reused := g.label("untracked"), g.label("reused")
+	fresh, reused, followed := g.label("untracked"), g.label("reused"), g.label("followed")
+	// A followed skb's packet goes into g.trk, for print's head.
+	g.emit(asm.Ja.Label(followed + "_skip"))
+	g.emit(asm.Mov.Reg(asm.R1, asm.R0).WithSymbol(followed))
+	for off := int16(0); off < trackPacketSize; off += 8 {
+		g.emit(asm.LoadMem(asm.R2, asm.R1, trackPacketOff+off, asm.DWord), asm.StoreMem(asm.RFP, trk+off, asm.R2, asm.DWord))
+	}
+	g.emit(asm.Ja.Label(body))
+	g.mark(followed + "_skip")
 	if g.target.Return {
 		// An skbret: program returns from a call whose skb its entry kept:
 		// followed or freed since (the call freed it, or was called as it
@@ -115,14 +162,14 @@ func (g *gen) trackGate(body string) error {
 		// then: the allocator writes into it), the return is the followed
 		// packet's. A new skb at a freed one's address is forgotten by its
 		// first skb: program, at the entry of the call, before its return.
-		g.emit(asm.JEq.Imm(asm.R0, 0, fresh), asm.Ja.Label(body))
+		g.emit(asm.JEq.Imm(asm.R0, 0, fresh), asm.Ja.Label(followed))
 		g.mark(fresh)
 		return nil
 	}
 	g.emit(
 		asm.JEq.Imm(asm.R0, 0, fresh),
 		asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
-		asm.JEq.Imm(asm.R1, trackFollowed, body),
+		asm.JEq.Imm(asm.R1, trackFollowed, followed),
 		asm.StoreMem(asm.RFP, val, asm.R0, asm.DWord),
 	)
 	for _, m := range trackPrint {
@@ -194,7 +241,12 @@ func trackHelpers(out *Output, skb *btf.Struct) error {
 	}
 	for i, fn := range CopyFuncs {
 		// fexit: args[0] is the original, and the new skb is the return
-		// value, after the arguments (R7 keeps the context).
+		// value, after the arguments (R7 keeps the context). The copy
+		// joins the original's packet.
+		kind := int32(EdgeCopy)
+		if fn.Name == "skb_clone" {
+			kind = EdgeClone
+		}
 		insns := asm.Instructions{asm.Mov.Reg(asm.R7, asm.R1), asm.LoadMem(asm.R6, asm.R1, 0, asm.DWord)}
 		insns = append(insns, lookupKey(asm.R6)...)
 		insns = append(insns,
@@ -202,6 +254,10 @@ func trackHelpers(out *Output, skb *btf.Struct) error {
 			asm.JEq.Imm(asm.R0, 0, "done"),
 			asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
 			asm.JNE.Imm(asm.R1, trackFollowed, "done"),
+			asm.LoadMem(asm.R1, asm.R0, trackPacketOff, asm.DWord),
+			asm.StoreMem(asm.RFP, val+trackPacketOff, asm.R1, asm.DWord),
+			asm.StoreMem(asm.RFP, val+trackPacketOff+8, asm.R6, asm.DWord),
+			storeImm64(val+trackPacketOff+16, kind),
 			asm.LoadMem(asm.R6, asm.R7, 8*fn.Args, asm.DWord),
 			asm.JEq.Imm(asm.R6, 0, "done"),
 			asm.StoreImm(asm.RFP, val, trackFollowed, asm.Word),
@@ -223,5 +279,6 @@ func trackHelpers(out *Output, skb *btf.Struct) error {
 			Attach: Attach{Kind: AttachFexit, Text: "track()", Func: fn.Name},
 			Prog:   &ebpf.ProgramSpec{Name: name, License: "GPL", Type: ebpf.Tracing, AttachType: ebpf.AttachTraceFExit, AttachTo: fn.Name, Instructions: insns}})
 	}
+	out.Programs = append(out.Programs, edgeHelpers(skb)...)
 	return nil
 }

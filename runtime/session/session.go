@@ -423,8 +423,8 @@ func (s *Session) attachHelpers(warn func(string, ...any)) {
 	if warn == nil {
 		warn = func(string, ...any) {}
 	}
-	var follow []string
-	var followErr error
+	var follow, edges []string
+	var followErr, edgeErr error
 	s.attachUnsample(warn)
 	for _, p := range s.out.Programs {
 		if p.Helper == "" || p.Helper == codegen.HelperEntry || p.Helper == codegen.HelperUnsample || p.Helper == codegen.HelperUnsampleFree {
@@ -442,8 +442,13 @@ func (s *Session) attachHelpers(warn func(string, ...any)) {
 			if p.Helper == codegen.HelperFollow {
 				follow = append(follow, p.Prog.AttachTo)
 			}
+			if p.Helper == codegen.HelperEdge {
+				edges = append(edges, p.Prog.AttachTo)
+			}
 		case p.Helper == codegen.HelperFollow:
 			followErr = err
+		case p.Helper == codegen.HelperEdge:
+			edgeErr = err
 		default:
 			warn("track(): cannot watch %s to forget freed skbs (%v); a new skb at a freed one's address may be followed", p.Prog.AttachTo, err)
 		}
@@ -454,6 +459,9 @@ func (s *Session) attachHelpers(warn func(string, ...any)) {
 		warn("track(): clones and copies are not followed: this kernel refuses fexit programs even to root")
 	default:
 		warn("track(): clones and copies are followed through %d of %d functions: %v", len(follow), len(codegen.CopyFuncs), followErr)
+	}
+	if edgeErr != nil {
+		warn("track(): %s", codegen.EdgesMissed(edges, edgeErr))
 	}
 }
 

@@ -1,0 +1,263 @@
+package codegen
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/btf"
+)
+
+// HelperEdge are the programs that join the skbs a followed packet is cut
+// into, or put back together as, to its logical packet: GSO segments, IP
+// fragments, the reassembled datagram. Each is an fentry or fexit program;
+// where the kernel refuses them (or lacks the function) the runtime says
+// once what is not followed.
+const HelperEdge = "edge"
+
+// MaxSegments bounds the segments of one GSO skb that join its packet (a
+// 64 KB TCP send over an MTU of 1500 is 45); the rest are not followed.
+const MaxSegments = 128
+
+// EdgeFunc is a kernel function an edge helper attaches to, and what it
+// joins.
+type EdgeFunc struct {
+	Name string
+	Kind uint8
+}
+
+// EdgeFuncs are the functions edgeHelpers attaches to, in the order of
+// its programs.
+var EdgeFuncs = []EdgeFunc{
+	{"skb_segment", EdgeSegment}, {"skb_segment_list", EdgeSegment},
+	{"ip_frag_next", EdgeFragment}, {"ip6_frag_next", EdgeFragment},
+	{"ip_fraglist_prepare", EdgeFragment}, {"ip6_fraglist_prepare", EdgeFragment},
+	{"inet_frag_reasm_finish", EdgeReassembled},
+}
+
+// The frame of an edge helper.
+const (
+	edgeKey  = -8
+	edgeVal  = edgeKey - trackValueSize
+	edgeTmp  = edgeVal - 8
+	edgeCnt  = edgeTmp - 8
+	edgeSegs = edgeCnt - 8
+)
+
+// edgeHelpers builds the programs of EdgeFuncs.
+func edgeHelpers(skb *btf.Struct) []*Program {
+	next, err := skbOffset(skb, "next")
+	if err != nil {
+		return nil
+	}
+	var progs []*Program
+	add := func(i int, fn EdgeFunc, at ebpf.AttachType, insns asm.Instructions) {
+		name := "edge_" + string(rune('a'+i))
+		kind := AttachFexit
+		if at == ebpf.AttachTraceFEntry {
+			kind = AttachFentry
+		}
+		progs = append(progs, &Program{Name: name, SkbArg: -1, Helper: HelperEdge,
+			Attach: Attach{Kind: kind, Text: "track()", Func: fn.Name},
+			Prog:   &ebpf.ProgramSpec{Name: name, License: "GPL", Type: ebpf.Tracing, AttachType: at, AttachTo: fn.Name, Instructions: insns}})
+	}
+	for i, fn := range EdgeFuncs {
+		switch fn.Name {
+		case "skb_segment":
+			add(i, fn, ebpf.AttachTraceFExit, segmentInsns(2, next))
+		case "skb_segment_list":
+			add(i, fn, ebpf.AttachTraceFExit, segmentInsns(3, next))
+		case "ip_frag_next", "ip6_frag_next":
+			// The new fragment is the return value, after 2 arguments.
+			add(i, fn, ebpf.AttachTraceFExit, fragmentInsns(asm.Instructions{asm.LoadMem(asm.R8, asm.R1, 16, asm.DWord)}, false))
+		case "ip_fraglist_prepare", "ip6_fraglist_prepare":
+			// The fast path: the skb in args[0] goes out first, and
+			// iter->frag (ip_fraglist_iter's first member, the second of
+			// ip6_fraglist_iter, since 5.3) is the next fragment.
+			off := int16(0)
+			if fn.Name == "ip6_fraglist_prepare" {
+				off = 8
+			}
+			read := asm.Instructions{
+				asm.LoadMem(asm.R3, asm.R1, 8, asm.DWord),
+				asm.Add.Imm(asm.R3, int32(off)),
+				asm.Mov.Reg(asm.R1, asm.RFP),
+				asm.Add.Imm(asm.R1, edgeTmp),
+				asm.Mov.Imm(asm.R2, 8),
+				asm.FnProbeReadKernel.Call(),
+				asm.LoadMem(asm.R8, asm.RFP, edgeTmp, asm.DWord),
+			}
+			add(i, fn, ebpf.AttachTraceFEntry, fragmentInsns(read, true))
+		case "inet_frag_reasm_finish":
+			add(i, fn, ebpf.AttachTraceFExit, reassembledInsns())
+		}
+	}
+	return progs
+}
+
+// parentInsns look up the skb in R6: not followed, to done; followed, R9
+// points to its value and the child's value at edgeVal is begun with its
+// packet, R6 as the parent, and kind.
+func parentInsns(kind uint8) asm.Instructions {
+	return asm.Instructions{
+		asm.StoreMem(asm.RFP, edgeKey, asm.R6, asm.DWord),
+		asm.LoadMapPtr(asm.R1, 0).WithReference(TrackedMap),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, edgeKey),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "done"),
+		asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
+		asm.JNE.Imm(asm.R1, trackFollowed, "done"),
+		asm.Mov.Reg(asm.R9, asm.R0),
+		storeImm64(edgeVal, trackFollowed),
+		storeImm64(edgeVal+8, 0),
+		storeImm64(edgeVal+16, 0),
+		asm.LoadMem(asm.R1, asm.R9, trackPacketOff, asm.DWord),
+		asm.StoreMem(asm.RFP, edgeVal+trackPacketOff, asm.R1, asm.DWord),
+		asm.StoreMem(asm.RFP, edgeVal+trackPacketOff+8, asm.R6, asm.DWord),
+		storeImm64(edgeVal+trackPacketOff+16, int32(kind)),
+	}
+}
+
+// joinInsns write the child value at edgeVal under the key in R8, with the
+// index in R1 and the count in R2 put into its edge.
+func joinInsns() asm.Instructions {
+	return asm.Instructions{
+		asm.StoreMem(asm.RFP, edgeVal+trackPacketOff+16+edgeIndexOff, asm.R1, asm.Half),
+		asm.StoreMem(asm.RFP, edgeVal+trackPacketOff+16+edgeCountOff, asm.R2, asm.Half),
+		asm.StoreMem(asm.RFP, edgeKey, asm.R8, asm.DWord),
+		asm.LoadMapPtr(asm.R1, 0).WithReference(TrackedMap),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, edgeKey),
+		asm.Mov.Reg(asm.R3, asm.RFP),
+		asm.Add.Imm(asm.R3, edgeVal),
+		asm.Mov.Imm(asm.R4, 0),
+		asm.FnMapUpdateElem.Call(),
+	}
+}
+
+// segmentInsns: fexit of skb_segment(head, features) or
+// skb_segment_list(skb, features, offset), which return the segments'
+// list (linked by ->next; skb_segment_list's begins with skb itself). The
+// list is walked twice, bounded by MaxSegments: once to count, once to
+// join each as segment i of n; the head's edge keeps n as spawned.
+func segmentInsns(args int16, next int32) asm.Instructions {
+	readNext := asm.Instructions{
+		asm.Mov.Reg(asm.R1, asm.RFP),
+		asm.Add.Imm(asm.R1, edgeTmp),
+		asm.Mov.Imm(asm.R2, 8),
+		asm.Mov.Reg(asm.R3, asm.R8),
+		asm.Add.Imm(asm.R3, next),
+		asm.FnProbeReadKernel.Call(),
+		asm.LoadMem(asm.R8, asm.RFP, edgeTmp, asm.DWord),
+	}
+	insns := asm.Instructions{
+		asm.LoadMem(asm.R6, asm.R1, 0, asm.DWord),
+		asm.LoadMem(asm.R8, asm.R1, 8*args, asm.DWord),
+		asm.JEq.Imm(asm.R8, 0, "done"),
+		asm.JGT.Imm(asm.R8, -4096, "done"), // ERR_PTR
+		asm.StoreMem(asm.RFP, edgeSegs, asm.R8, asm.DWord),
+	}
+	insns = append(insns, parentInsns(EdgeSegment)...)
+	// Count.
+	insns = append(insns,
+		asm.Mov.Imm(asm.R7, 0),
+		asm.JEq.Imm(asm.R8, 0, "counted").WithSymbol("count"),
+		asm.JGE.Imm(asm.R7, MaxSegments, "counted"),
+		asm.Add.Imm(asm.R7, 1),
+	)
+	insns = append(insns, readNext...)
+	insns = append(insns,
+		asm.Ja.Label("count"),
+		asm.StoreMem(asm.R9, trackPacketOff+16+edgeSpawnOff, asm.R7, asm.Half).WithSymbol("counted"),
+		asm.StoreMem(asm.RFP, edgeCnt, asm.R7, asm.DWord),
+		asm.LoadMem(asm.R8, asm.RFP, edgeSegs, asm.DWord),
+		asm.Mov.Imm(asm.R7, 0),
+		// Join.
+		asm.JEq.Imm(asm.R8, 0, "done").WithSymbol("join"),
+		asm.JGE.Imm(asm.R7, MaxSegments, "done"),
+		asm.Add.Imm(asm.R7, 1),
+		asm.JEq.Reg(asm.R8, asm.R6, "next"),
+		asm.Mov.Reg(asm.R1, asm.R7),
+		asm.LoadMem(asm.R2, asm.RFP, edgeCnt, asm.DWord),
+	)
+	insns = append(insns, joinInsns()...)
+	insns = append(insns, asm.Mov.Reg(asm.R0, asm.R0).WithSymbol("next"))
+	insns = append(insns, readNext...)
+	insns = append(insns, asm.Ja.Label("join"))
+	return append(insns, asm.Mov.Imm(asm.R0, 0).WithSymbol("done"), asm.Return())
+}
+
+// fragmentInsns: the skb in args[0] makes the fragment that child puts in
+// R8 (from the context in R1); the fragment joins its packet as fragment
+// k, k one more than the fragments it made so far. With headFirst the
+// skb itself goes out first: fragment 1.
+func fragmentInsns(child asm.Instructions, headFirst bool) asm.Instructions {
+	insns := asm.Instructions{asm.LoadMem(asm.R6, asm.R1, 0, asm.DWord)}
+	insns = append(insns, child...)
+	insns = append(insns, asm.JEq.Imm(asm.R8, 0, "done"), asm.JGT.Imm(asm.R8, -4096, "done"))
+	insns = append(insns, parentInsns(EdgeFragment)...)
+	insns = append(insns, asm.LoadMem(asm.R1, asm.R9, trackPacketOff+16+edgeSpawnOff, asm.Half))
+	if headFirst {
+		insns = append(insns, asm.JNE.Imm(asm.R1, 0, "counted"), asm.Mov.Imm(asm.R1, 1))
+	}
+	insns = append(insns,
+		asm.Add.Imm(asm.R1, 1).WithSymbol("counted"),
+		asm.StoreMem(asm.R9, trackPacketOff+16+edgeSpawnOff, asm.R1, asm.Half),
+		asm.Mov.Imm(asm.R2, 0),
+	)
+	insns = append(insns, joinInsns()...)
+	return append(insns, asm.Mov.Imm(asm.R0, 0).WithSymbol("done"), asm.Return())
+}
+
+// reassembledInsns: fexit of inet_frag_reasm_finish(q, head, ...), IPv4's,
+// IPv6's and conntrack's: head is now the whole datagram. Followed (it is
+// one of the fragments: the kernel morphs the last to arrive into the
+// head), its edge says reassembled.
+func reassembledInsns() asm.Instructions {
+	return asm.Instructions{
+		asm.LoadMem(asm.R6, asm.R1, 8, asm.DWord),
+		asm.StoreMem(asm.RFP, edgeKey, asm.R6, asm.DWord),
+		asm.LoadMapPtr(asm.R1, 0).WithReference(TrackedMap),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, edgeKey),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "done"),
+		asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
+		asm.JNE.Imm(asm.R1, trackFollowed, "done"),
+		asm.Mov.Imm(asm.R1, EdgeReassembled),
+		asm.StoreMem(asm.R0, trackPacketOff+16, asm.R1, asm.DWord),
+		asm.Mov.Imm(asm.R0, 0).WithSymbol("done"),
+		asm.Return(),
+	}
+}
+
+// EdgesMissed says, once, which splits and merges of a packet are not
+// followed, given the functions whose helpers attached and the last
+// error of one that did not.
+func EdgesMissed(attached []string, err error) string {
+	var lost []string
+	for _, what := range []struct {
+		say   string
+		funcs []string
+	}{
+		{"GSO segments", []string{"skb_segment"}},
+		{"IPv4 fragments", []string{"ip_frag_next", "ip_fraglist_prepare"}},
+		{"IPv6 fragments", []string{"ip6_frag_next", "ip6_fraglist_prepare"}},
+		{"reassembled datagrams", []string{"inet_frag_reasm_finish"}},
+	} {
+		ok := false
+		for _, f := range what.funcs {
+			ok = ok || slices.Contains(attached, f)
+		}
+		if !ok {
+			lost = append(lost, what.say)
+		}
+	}
+	if len(lost) == 0 {
+		return fmt.Sprintf("packets are followed through their splits and merges, but not every function of them: %v", err)
+	}
+	return fmt.Sprintf("%s are not joined to their packet: fexit on the functions that make them is refused here (%v); each is followed as a packet of its own where the filter matches it", strings.Join(lost, ", "), err)
+}
