@@ -61,7 +61,7 @@ func TestOverheadGatesLoad(t *testing.T) {
 			switch p.Helper {
 			case codegen.HelperUnsample:
 				loadFexit(t, gated, p)
-			case codegen.HelperFollow:
+			case codegen.HelperFollow, codegen.HelperEdge:
 			default:
 				progs = append(progs, p)
 			}
