@@ -23,6 +23,11 @@ import (
 // or ksym(location)), as jq finds them: select(.drop).drop.reason. An XDP
 // frame's block (its skb the frame's xdp_buff) has "frame":true. "pods"
 // are the pods and containers its hops were in, in order, where known.
+// A tracking script's block is a logical packet's (packet.go): "packet"
+// is its id, "skb" its first skb, each hop names its "skb", and the first
+// hop of an skb the packet was split into has its "edge" (kind: clone,
+// copy, segment, fragment; index, count, parent), as does the hop where
+// it shows reassembled.
 
 // addJSON appends a hop's object to the block, and takes it as the drop
 // where it has a reason.
@@ -35,7 +40,15 @@ func (blk *tlBlock) addJSON(p *Printer, where string, ev *codegen.Event, b []byt
 	d = strconv.AppendUint(append(d, `{"cpu":`...), u(codegen.PrintCPU), 10)
 	d = p.appendJSONData(append(d, `,"data":`...), where, ev, b)
 	d = strconv.AppendUint(append(d, `,"delta_ns":`...), u(codegen.PrintTime)-blk.first, 10)
+	if blk.hopNew {
+		d = appendEdgeJSON(d, blk.hopParent, blk.hopEdge)
+	}
 	d = appendJSONString(append(d, `,"func":`...), where)
+	if blk.pkt != nil {
+		// A packet's block has several skbs: each hop names its own.
+		d = strconv.AppendUint(append(d, `,"skb":"0x`...), blk.hopSkb, 16)
+		d = append(d, '"')
+	}
 	d = append(d, `,"time":"`...)
 	d = p.boot.Add(time.Duration(u(codegen.PrintTime))).AppendFormat(d, time.RFC3339Nano)
 	blk.lines = append(d, `"}`...)
@@ -70,6 +83,10 @@ func (blk *tlBlock) appendJSON(dst []byte, skb uint64, boot time.Time) []byte {
 		dst = append(dst, `"frame":true,`...)
 	}
 	dst = append(append(append(dst, `"hops":[`...), blk.lines...), ']')
+	if blk.pkt != nil {
+		dst = strconv.AppendUint(append(dst, `,"packet":"0x`...), blk.pkt.id, 16)
+		dst = append(dst, '"')
+	}
 	dst = blk.pods.appendJSON(dst)
 	dst = strconv.AppendUint(append(dst, `,"skb":"0x`...), skb, 16)
 	dst = append(dst, `","time":"`...)

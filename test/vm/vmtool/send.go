@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -22,6 +23,7 @@ func send(args []string) int {
 	sport := fs.Int("sport", 0, "the first source port, then +1 each (0: the kernel picks)")
 	saddr := fs.String("saddr", "", "the source address -sport binds (default: the destination's, for loopback)")
 	timeout := fs.Duration("timeout", 2*time.Second, "how long a TCP connect waits for an answer")
+	size := fs.Int("size", 0, "a datagram of this many bytes ('x') instead of PAYLOAD")
 	fs.Parse(args)
 	if fs.NArg() < 1 || fs.NArg() > 2 {
 		fmt.Fprintln(os.Stderr, "vmtool send: ADDR:PORT [PAYLOAD]")
@@ -30,6 +32,9 @@ func send(args []string) int {
 	addr, payload := fs.Arg(0), "hello"
 	if fs.NArg() == 2 {
 		payload = fs.Arg(1)
+	}
+	if *size > 0 {
+		payload = strings.Repeat("x", *size)
 	}
 	d := net.Dialer{Timeout: *timeout}
 	if *mark != "" {
