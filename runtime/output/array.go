@@ -2,6 +2,7 @@ package output
 
 import (
 	"encoding/binary"
+	"math"
 	"strconv"
 
 	"github.com/cilium/ebpf/btf"
@@ -9,45 +10,114 @@ import (
 	"github.com/skbtrace/skbtrace/lang/types"
 )
 
-// arrayInts returns an array of integers' elements from its bytes, as
-// bpftrace prints them: [1,2,3,4]; ok is false for another array.
-func arrayInts(t types.Type, raw []byte) (elems []string, ok bool) {
+// appendArray appends an array as bpftrace prints one: of integers
+// [1,2,3,4], of pointers [0xffff888100000000,0x0], of structs
+// [{ .a = 1, .b = 0x0 },...]; in JSON (asJSON) pointers are numbers and
+// structs objects, {"a": 1, "b": 0}. ok is false for a value that is no
+// such array.
+func appendArray(dst []byte, t types.Type, raw []byte, asJSON bool) ([]byte, bool) {
 	a, isArray := t.BTF.(*btf.Array)
 	if !isArray {
-		return nil, false
-	}
-	in, isInt := btf.UnderlyingType(a.Type).(*btf.Int)
-	if !isInt || in.Size == 0 || in.Size > 8 {
-		return nil, false
-	}
-	size := int(in.Size)
-	for i := 0; i < int(a.Nelems) && (i+1)*size <= len(raw); i++ {
-		var b [8]byte
-		copy(b[:], raw[i*size:(i+1)*size])
-		v := binary.LittleEndian.Uint64(b[:])
-		if in.Encoding&btf.Signed != 0 {
-			shift := 64 - 8*size
-			elems = append(elems, strconv.FormatInt(int64(v)<<shift>>shift, 10))
-		} else {
-			elems = append(elems, strconv.FormatUint(v, 10))
-		}
-	}
-	return elems, true
-}
-
-// appendArray appends an array of integers as bpftrace prints one,
-// [1,2,3,4] (JSON's form too).
-func appendArray(dst []byte, t types.Type, raw []byte) ([]byte, bool) {
-	elems, ok := arrayInts(t, raw)
-	if !ok {
 		return dst, false
 	}
-	dst = append(dst, '[')
-	for i, e := range elems {
-		if i > 0 {
-			dst = append(dst, ',')
+	return btfFormat{json: asJSON}.append(dst, a, raw, 0), true
+}
+
+// btfFormat formats values by their BTF types, as text or as JSON.
+type btfFormat struct{ json bool }
+
+// appendBTF appends a value of BTF type t from its bytes, as bpftrace
+// prints a struct's members: integers in decimal, enums as their
+// number, pointers in hex, arrays in brackets, structs and unions as
+// { .name = value, ... } (bitfields cut out of their bytes).
+func (bf btfFormat) append(dst []byte, t btf.Type, raw []byte, depth int) []byte {
+	switch u := btf.UnderlyingType(t).(type) {
+	case *btf.Int:
+		return bf.int(dst, raw, int(u.Size), u.Encoding&btf.Signed != 0)
+	case *btf.Enum:
+		return bf.int(dst, raw, int(u.Size), u.Signed)
+	case *btf.Pointer:
+		if bf.json {
+			return strconv.AppendUint(dst, leUint(raw, 8), 10)
 		}
-		dst = append(dst, e...)
+		return strconv.AppendUint(append(dst, "0x"...), leUint(raw, 8), 16)
+	case *btf.Array:
+		size, err := btf.Sizeof(u.Type)
+		if err != nil || size <= 0 || depth > 8 {
+			return append(dst, "[]"...)
+		}
+		dst = append(dst, '[')
+		for i := 0; i < int(u.Nelems) && (i+1)*size <= len(raw); i++ {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = bf.append(dst, u.Type, raw[i*size:(i+1)*size], depth+1)
+		}
+		return append(dst, ']')
+	case *btf.Struct:
+		return bf.members(dst, u.Members, raw, depth)
+	case *btf.Union:
+		return bf.members(dst, u.Members, raw, depth)
 	}
-	return append(dst, ']'), true
+	return append(dst, "null"...)
+}
+
+// members appends a struct's or union's members: { .a = 1, .b = 2 },
+// in JSON {"a": 1, "b": 2}.
+func (bf btfFormat) members(dst []byte, ms []btf.Member, raw []byte, depth int) []byte {
+	open, close := "{ ", " }"
+	if bf.json {
+		open, close = "{", "}"
+	}
+	dst = append(dst, open...)
+	for i, m := range ms {
+		if i > 0 {
+			dst = append(dst, ", "...)
+		}
+		if bf.json {
+			dst = append(appendBtJSONString(dst, m.Name), ": "...)
+		} else {
+			dst = append(append(append(dst, '.'), m.Name...), " = "...)
+		}
+		off := int(m.Offset.Bytes())
+		if m.BitfieldSize > 0 {
+			start := int(m.Offset) / 64 * 8
+			word := leUint(raw[min(start, len(raw)):], 8)
+			v := word >> (uint(m.Offset) % 64) & (1<<m.BitfieldSize - 1)
+			dst = strconv.AppendUint(dst, v, 10)
+			continue
+		}
+		size, err := btf.Sizeof(m.Type)
+		if err != nil || off+size > len(raw) {
+			dst = append(dst, "null"...)
+			continue
+		}
+		dst = bf.append(dst, m.Type, raw[off:off+size], depth+1)
+	}
+	return append(dst, close...)
+}
+
+// int appends a little-endian integer of size bytes; JSON quotes an
+// unsigned one above the largest int64, as bpftrace's does.
+func (bf btfFormat) int(dst, raw []byte, size int, signed bool) []byte {
+	if size <= 0 || size > 8 {
+		return append(dst, "null"...)
+	}
+	v := leUint(raw, size)
+	if signed {
+		shift := 64 - 8*size
+		return strconv.AppendInt(dst, int64(v)<<shift>>shift, 10)
+	}
+	if bf.json && v > math.MaxInt64 {
+		return append(strconv.AppendUint(append(dst, '"'), v, 10), '"')
+	}
+	return strconv.AppendUint(dst, v, 10)
+}
+
+// leUint reads up to 8 little-endian bytes of raw (fewer where raw is
+// shorter).
+func leUint(raw []byte, size int) uint64 {
+	var b [8]byte
+	copy(b[:], raw[:min(size, len(raw), 8)])
+	return binary.LittleEndian.Uint64(b[:])
 }

@@ -258,7 +258,7 @@ func appendBtJSONUint(dst []byte, v uint64) []byte {
 // strings of their text.
 func (f *Values) appendBtJSON(dst []byte, t types.Type, raw []byte) []byte {
 	if t.Kind == types.Array {
-		if out, ok := appendArray(dst, t, raw); ok {
+		if out, ok := appendArray(dst, t, raw, true); ok {
 			return out
 		}
 	}

@@ -104,7 +104,7 @@ func (f *Values) appendValue(dst []byte, t types.Type, raw []byte) []byte {
 		}
 		return append(dst, '\n')
 	case types.Array:
-		if out, ok := appendArray(dst, t, raw); ok {
+		if out, ok := appendArray(dst, t, raw, false); ok {
 			return out
 		}
 	case types.Tuple:
@@ -160,7 +160,7 @@ func (f *Values) jsonValue(t types.Type, raw []byte) any {
 	case t.Kind == types.Tuple:
 		return json.RawMessage(f.appendTupleJSON(nil, t, raw))
 	case t.Kind == types.Array:
-		if out, ok := appendArray(nil, t, raw); ok {
+		if out, ok := appendArray(nil, t, raw, true); ok {
 			return json.RawMessage(out)
 		}
 	}
