@@ -38,7 +38,7 @@ func TestTimelineVeth(t *testing.T) {
 		t.Fatalf("no block with the datagram's hops:\n%s", out)
 	}
 	lines := strings.Split(block, "\n")
-	if !regexp.MustCompile(`^skb 0x[0-9a-f]+ at \d\d:\d\d:\d\d\.\d{6}(?: \(netns:skbt\w+( > netns:skbt\w+)*\))?$`).MatchString(lines[0]) {
+	if !regexp.MustCompile(`^skb 0x[0-9a-f]+ at \d\d:\d\d:\d\d\.\d{6} packet 0x[0-9a-f]+(?: \(netns:skbt\w+( > netns:skbt\w+)*\))?$`).MatchString(lines[0]) {
 		t.Errorf("block header %q", lines[0])
 	}
 	hop := regexp.MustCompile(`^  \+ *(\d+\.\d{3})us  (\S+) +(.*)$`)
@@ -109,6 +109,9 @@ func TestTimelineVethJSON(t *testing.T) {
 	}
 	if !regexp.MustCompile(`^0x[0-9a-f]+$`).MatchString(found.Skb) {
 		t.Errorf("skb %q", found.Skb)
+	}
+	if !regexp.MustCompile(`^0x[0-9a-f]+$`).MatchString(found.Packet) {
+		t.Errorf("packet %q", found.Packet)
 	}
 	start, err := time.Parse(time.RFC3339Nano, found.Time)
 	if err != nil {

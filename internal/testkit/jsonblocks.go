@@ -11,6 +11,8 @@ type TimelineBlock struct {
 	Time string            `json:"time"`
 	Hops []TimelineHop     `json:"hops"`
 	Drop map[string]string `json:"drop"` // func, reason, location
+	// Packet is the logical packet's id where the script tracks.
+	Packet string `json:"packet"`
 }
 
 // TimelineHop is a hop of a TimelineBlock. CPU and DeltaNs are pointers, so
@@ -21,6 +23,10 @@ type TimelineHop struct {
 	DeltaNs *uint64        `json:"delta_ns"`
 	Func    string         `json:"func"`
 	Time    string         `json:"time"`
+	// Skb and Edge are a logical packet's hop's: its skb, and how the skb
+	// was made where this is its first hop in the block.
+	Skb  string         `json:"skb"`
+	Edge map[string]any `json:"edge"`
 }
 
 // GraphBlock is a block of --graph -f json, one JSON object a line

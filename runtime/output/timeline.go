@@ -144,6 +144,10 @@ func (tl *timeline) flush(dst []byte, quietSince time.Time, all bool) []byte {
 func (tl *timeline) flushEach(dst []byte, quietSince time.Time, all bool, done func([]byte) []byte) []byte {
 	return tl.open.flush(dst, quietSince, all, done, func(dst []byte, skb uint64, blk *tlBlock) []byte {
 		if tl.json {
+			if blk.pkt != nil {
+				// Keyed by its packet: named by its first skb.
+				skb = blk.pkt.first
+			}
 			return blk.appendJSON(dst, skb, tl.boot)
 		}
 		dst = blk.pods.appendText(append(dst, blk.lines[:blk.head]...))

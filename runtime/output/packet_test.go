@@ -1,0 +1,64 @@
+package output
+
+import (
+	"encoding/binary"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skbtrace/skbtrace/codegen"
+)
+
+// TestTimelinePacketSplit feeds the timeline a GSO skb's records as a
+// tracking script writes them: the skb, its free (having made 2
+// segments) and then the segments' hops and frees. One block for the
+// packet: the segments' lines say which they are, their hops carry their
+// address, and the block ends only once both segments are freed.
+func TestTimelinePacketSplit(t *testing.T) {
+	events := compilePrinter(t, `tracepoint:net:net_dev_queue { track(); print(len) }
+tracepoint:skb:consume_skb { print(len) }`)
+	p := newPrinter(nil, events, NewValues())
+	tl := newTimeline(p.boot, false)
+	const id, gso = 0x1000000000007, 0xa00
+	edge := func(kind uint8, spawned, index, count uint16) uint64 {
+		return uint64(kind) | uint64(spawned)<<16 | uint64(index)<<32 | uint64(count)<<48
+	}
+	rec := func(ev *codegen.Event, skb, ns, parent, e uint64) []byte {
+		if !ev.Packet {
+			t.Fatal("a tracking script's print has no packet")
+		}
+		b := make([]byte, ev.Size)
+		le := binary.LittleEndian
+		le.PutUint64(b, uint64(ev.ID))
+		le.PutUint64(b[codegen.PrintTime:], ns)
+		le.PutUint64(b[codegen.PrintSkb:], skb)
+		le.PutUint64(b[codegen.PrintPacket:], id)
+		le.PutUint64(b[codegen.PrintParent:], parent)
+		le.PutUint64(b[codegen.PrintEdge:], e)
+		le.PutUint64(b[ev.Args[0].Offset:], 1000)
+		return b
+	}
+	queue, free := events[0], events[1]
+	tl.add(p, queue, rec(queue, gso, 1_000, 0, edge(codegen.EdgeOrigin, 0, 0, 0)))
+	tl.add(p, free, rec(free, gso, 2_000, 0, edge(codegen.EdgeOrigin, 2, 0, 0)))
+	tl.add(p, queue, rec(queue, 0xb00, 3_000, gso, edge(codegen.EdgeSegment, 0, 1, 2)))
+	tl.add(p, free, rec(free, 0xb00, 4_000, gso, edge(codegen.EdgeSegment, 0, 1, 2)))
+	if got := tl.flush(nil, time.Now().Add(-time.Hour), false); len(got) != 0 {
+		t.Fatalf("the block ended with a segment not yet seen:\n%s", got)
+	}
+	tl.add(p, queue, rec(queue, 0xc00, 5_000, gso, edge(codegen.EdgeSegment, 0, 2, 2)))
+	tl.add(p, free, rec(free, 0xc00, 6_000, gso, edge(codegen.EdgeSegment, 0, 2, 2)))
+	got := string(tl.flush(nil, time.Now().Add(-time.Hour), false))
+	for _, want := range []string{
+		"skb 0xa00 at ", " packet 0x1000000000007\n",
+		"us  0xb00 is segment 1 of 2 of 0xa00\n", "us  0xb00 net_dev_queue",
+		"us  0xc00 is segment 2 of 2 of 0xa00\n", "us  0xc00 consume_skb",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in\n%s", want, got)
+		}
+	}
+	if strings.Count(got, "skb 0x") != 1 || strings.Count(got, "\n") != 10 {
+		t.Errorf("want one block of 9 lines and its blank line:\n%s", got)
+	}
+}
