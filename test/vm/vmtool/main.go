@@ -63,6 +63,8 @@ func main() {
 		os.Exit(link(args))
 	case "tc":
 		os.Exit(tc(args))
+	case "ethtool":
+		os.Exit(ethtool(args))
 	case "pcapcheck":
 		os.Exit(pcapCheck(args))
 	case "state":

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"syscall"
 	"time"
@@ -25,6 +26,7 @@ func tcpSessions(args []string) int {
 	sendN := fs.Int("send", 0, "bytes the client sends")
 	replyN := fs.Int("reply", 0, "bytes the server replies")
 	abort := fs.Bool("abort", false, "the server reads one byte and closes with the rest unread (a reset)")
+	netns := fs.String("netns", "", "listen in the network namespace of this file (unshare --net=FILE), the client staying here")
 	fs.Parse(args)
 	if fs.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "vmtool tcp: ADDR:PORT")
@@ -35,7 +37,7 @@ func tcpSessions(args []string) int {
 		return 2
 	}
 	addr := fs.Arg(0)
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listenIn(*netns, addr)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "vmtool tcp: listen %s: %v\n", addr, err)
 		return 1
@@ -174,4 +176,42 @@ func stream(n int) []byte {
 		b[i] = streamByte(uint32(i))
 	}
 	return b
+}
+
+// listenIn listens on addr in the network namespace of file (none: here):
+// the listening thread enters it and comes back; the socket stays there.
+func listenIn(file, addr string) (net.Listener, error) {
+	if file == "" {
+		return net.Listen("tcp", addr)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	here, err := os.Open("/proc/thread-self/ns/net")
+	if err != nil {
+		return nil, err
+	}
+	defer here.Close()
+	there, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer there.Close()
+	if _, _, e := syscall.Syscall(sysSetns(), there.Fd(), syscall.CLONE_NEWNET, 0); e != 0 {
+		return nil, fmt.Errorf("setns %s: %w", file, e)
+	}
+	ln, lerr := net.Listen("tcp", addr)
+	if _, _, e := syscall.Syscall(sysSetns(), here.Fd(), syscall.CLONE_NEWNET, 0); e != 0 {
+		// The thread would stay in the other namespace.
+		fmt.Fprintf(os.Stderr, "vmtool tcp: back from %s: %v\n", file, e)
+		os.Exit(1)
+	}
+	return ln, lerr
+}
+
+// sysSetns is setns(2)'s number, which package syscall does not name.
+func sysSetns() uintptr {
+	if runtime.GOARCH == "arm64" {
+		return 268
+	}
+	return 308 // amd64
 }

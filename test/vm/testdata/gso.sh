@@ -1,0 +1,26 @@
+#!/bin/sh
+# The network of packet-gso.case, or with "down" its removal: this
+# namespace and one in the file /run/gsob joined by a veth pair (s1, s2:
+# 10.201.31.1 and .2), s1 with TSO off and GSO on, so that a TCP send
+# leaves as one GSO skb that the kernel cuts into segments in software
+# (skb_segment) before veth takes them. IPv6 is off.
+set -e
+if [ "$1" = down ]; then
+	ip link del s1
+	umount /run/gsob
+	rm -f /run/gsob
+	exit 0
+fi
+touch /run/gsob
+unshare --net=/run/gsob true
+vmtool link add s1 type veth peer s2 netns /run/gsob
+for side in 1 2; do
+	in=""
+	[ $side = 1 ] || in="nsenter -n/run/gsob"
+	$in sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+	$in ip link set lo up
+	$in ip addr add 10.201.31.$side/24 dev s$side
+	$in ip link set s$side up
+done
+vmtool ethtool s1 tso off
+vmtool ethtool s1 gso on
