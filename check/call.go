@@ -91,6 +91,9 @@ func (c *checker) call(e *lang.CallExpr, asStmt, asMapValue bool) types.Type {
 	if misused {
 		return types.Bad
 	}
+	if t.Kind == types.Stack && t.Layout == "" {
+		t.Layout = c.info.Config.StackMode // kstack() without a mode
+	}
 	c.info.Types[e] = t // constCall's getopt reads it
 	c.constCall(e)
 	if e.Name == "delete" && len(e.Args) == 1 && cc.IsMap(0) {

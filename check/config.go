@@ -25,6 +25,9 @@ type Config struct {
 	// UnstableMapDecl is bpftrace 0.26's unstable_map_decl: "error"
 	// makes a map declaration an error (configunstable.go).
 	UnstableMapDecl string
+	// StackMode is stack_mode where the script or BPFTRACE_STACK_MODE
+	// sets it: how kstack and kstack() print ("" is bpftrace's mode).
+	StackMode string
 	// MaxStrlen is max_strlen where the script or BPFTRACE_MAX_STRLEN
 	// sets it (at most stdlib.MaxStrlen: strings live on the BPF
 	// stack), else 0: str() reads 63 bytes.
@@ -81,8 +84,10 @@ var configVars = map[string]configVar{
 	"log_size":                {value: cfgInt, note: "skbtrace sizes the verifier's log itself (-v prints it)"},
 	"on_stack_limit":          {value: cfgInt, note: "skbtrace places values on the BPF stack itself"},
 	"perf_rb_pages":           {value: cfgInt, note: "skbtrace's ring buffer is 4 MiB"},
-	"stack_mode":              {value: cfgWord, words: []string{"bpftrace", "perf", "raw"}, note: "kstack prints in skbtrace's layout (bpftrace's for .bt scripts)"},
-	"str_trunc_trailer":       {value: cfgText, note: "skbtrace marks a cut string with bpftrace's default trailer, .."},
+	"stack_mode": {value: cfgWord, words: []string{"bpftrace", "perf", "raw"}, apply: func(c *Config, e *lang.ConfigEntry) {
+		c.StackMode = map[string]string{"perf": "perf", "raw": "raw"}[e.Value]
+	}},
+	"str_trunc_trailer": {value: cfgText, note: "skbtrace marks a cut string with bpftrace's default trailer, .."},
 	"license": {value: cfgWord, words: []string{"GPL", "GPL v2", "GPL and additional rights", "Dual BSD/GPL", "Dual MIT/GPL", "Dual MPL/GPL"},
 		note: "skbtrace loads its programs as GPL, which each of these allows"},
 	"show_debug_info":    {value: cfgBool, note: "kernel stacks print function+offset; skbtrace reads no debug info"},

@@ -276,6 +276,8 @@ func (c *checker) useField(e *lang.Ident, f *stdlib.Field) types.Type {
 	c.info.Fields[e] = f
 	t := f.Type
 	switch f.Name {
+	case "kstack":
+		t.Layout = c.info.Config.StackMode
 	case "skb":
 		t.BTF = c.info.SkbType
 	case "curtask":

@@ -312,9 +312,7 @@ var Funcs = []*Func{
 				if mode != "bpftrace" && mode != "perf" && mode != "raw" {
 					c.Errorf(0, "kstack(perf, 3)", "kstack's mode is bpftrace, perf or raw")
 				}
-				if mode != "bpftrace" {
-					t.Layout = mode
-				}
+				t.Layout = mode
 				i = 1
 			}
 		}

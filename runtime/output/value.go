@@ -97,7 +97,7 @@ func (f *Values) appendValue(dst []byte, t types.Type, raw []byte) []byte {
 	case types.Stack:
 		// Each frame on a line of its own, indented as bpftrace's mode
 		// indents it: 8 blanks, perf's a tab, raw's none.
-		indent := map[string]string{"": "\n        ", "perf": "\n\t", "raw": "\n"}[t.Layout]
+		indent := map[string]string{"": "\n        ", "bpftrace": "\n        ", "perf": "\n\t", "raw": "\n"}[t.Layout]
 		for _, fr := range f.stackOf(t, raw) {
 			dst = append(dst, indent...)
 			dst = append(dst, fr...)
