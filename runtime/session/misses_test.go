@@ -53,6 +53,8 @@ func TestAtLeast(t *testing.T) {
 	}{
 		{[2]int{5, 10}, countsTrampoline, false},
 		{[2]int{5, 12}, countsTrampoline, true},
+		{[2]int{5, 10}, countsRawTp, false},
+		{[2]int{6, 1}, countsRawTp, true},
 		{[2]int{6, 1}, countsOthers, false},
 		{[2]int{6, 12}, countsOthers, true},
 		{[2]int{7, 0}, countsOthers, true},

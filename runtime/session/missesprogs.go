@@ -20,12 +20,46 @@ const (
 )
 
 // Kernels that count a kind of skipped run: a trampoline's (fentry,
-// fexit) since 5.12; a kprobe's, a kprobe-multi's and a tracepoint's
-// program, and the kprobe links' own misses, since 6.7.
+// fexit) since 5.12; a raw tracepoint's (tracepoint: read by its raw
+// arguments, tp_btf) since 6.1 (Debian's 6.1 counts them, 5.10 does not);
+// a kprobe's, a kprobe-multi's and a perf event tracepoint's program, and
+// the kprobe links' own misses, since 6.7.
 var (
 	countsTrampoline = [2]int{5, 12}
+	countsRawTp      = [2]int{6, 1}
 	countsOthers     = [2]int{6, 7}
 )
+
+// missKind is which of those counts a program's skipped runs.
+type missKind int
+
+const (
+	missTrampoline missKind = iota
+	missRawTp
+	missOthers
+)
+
+// missKindOf says how the kernel runs a program, for what it counts.
+func missKindOf(p *codegen.Program) missKind {
+	switch {
+	case isTrampoline(p):
+		return missTrampoline
+	case p.Prog.Type == ebpf.RawTracepoint || p.Prog.Type == ebpf.Tracing && p.Prog.AttachType == ebpf.AttachTraceRawTp:
+		return missRawTp
+	}
+	return missOthers
+}
+
+// uncountedReasons say, for each kind, what a kernel before its version
+// does not count.
+var uncountedReasons = [...]struct {
+	since [2]int
+	say   string
+}{
+	missTrampoline: {countsTrampoline, "recursion misses of fentry and fexit programs (Linux 5.12 and later count them)"},
+	missRawTp:      {countsRawTp, "recursion misses of raw tracepoint programs (Linux 6.1 and later count them)"},
+	missOthers:     {countsOthers, "recursion misses of kprobe and perf event tracepoint programs, and kprobes' own misses (Linux 6.7 and later count them)"},
+}
 
 // readProgramMisses adds the runs of the session's attached programs the
 // kernel skipped, by probe: each program's recursion_misses (bpf_prog_info)
@@ -41,23 +75,18 @@ func (s *Session) readProgramMisses(m *Misses) {
 	// The kernel's name of a program (its first 15 characters) names
 	// its probe; a program is of one kind of attach.
 	probeOf := map[string]*codegen.Program{}
-	trampoline, others := false, false
+	kinds := map[missKind]bool{}
 	for _, p := range s.out.Programs {
 		if p.Prog == nil || !attached(p) || (p.Helper != "" && p.Helper != codegen.HelperEntry) {
 			continue
 		}
 		probeOf[kernelName(p.Prog.Name)] = p
-		if isTrampoline(p) {
-			trampoline = true
-		} else {
-			others = true
+		kinds[missKindOf(p)] = true
+	}
+	for k, u := range uncountedReasons {
+		if kinds[missKind(k)] && !atLeast(release, u.since) {
+			m.Add(Miss{What: MissProgramsSkipped, Reason: u.say, Uncounted: true})
 		}
-	}
-	if trampoline && !atLeast(release, countsTrampoline) {
-		m.Add(Miss{What: MissProgramsSkipped, Reason: "recursion misses of fentry and fexit programs (Linux 5.12 and later count them)", Uncounted: true})
-	}
-	if others && !atLeast(release, countsOthers) {
-		m.Add(Miss{What: MissProgramsSkipped, Reason: "recursion misses of kprobe and tracepoint programs, and kprobes' own misses (Linux 6.7 and later count them)", Uncounted: true})
 	}
 	seen := map[ebpf.ProgramID]bool{}
 	count := func(prog *ebpf.Program) {
@@ -79,7 +108,7 @@ func (s *Session) readProgramMisses(m *Misses) {
 			return
 		}
 		reason := reasonActive
-		if isTrampoline(p) || p.Prog.Type == ebpf.RawTracepoint || p.Prog.AttachType == ebpf.AttachTraceRawTp {
+		if missKindOf(p) != missOthers {
 			reason = reasonRecursion
 		}
 		m.Add(Miss{What: MissProgramsSkipped, Probe: probeLabel(p), Reason: reason, Count: st.RecursionMisses})
