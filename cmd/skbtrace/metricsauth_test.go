@@ -64,7 +64,7 @@ func (p *prometheus) waitTargets(jobs int) map[string]target {
 }
 
 // checkTargets fails the test unless each job's target is up (want "") or
-// down with an error that holds want.
+// down with an error that want (a regular expression) matches.
 func checkTargets(t *testing.T, got map[string]target, want map[string]string) {
 	t.Helper()
 	jobs := make([]string, 0, len(want))
@@ -78,7 +78,7 @@ func checkTargets(t *testing.T, got map[string]target, want map[string]string) {
 		switch {
 		case w == "" && (tg.Health != "up" || tg.LastError != ""):
 			t.Errorf("job %s: %s (%s), want up", j, tg.Health, tg.LastError)
-		case w != "" && (tg.Health != "down" || !strings.Contains(tg.LastError, w)):
+		case w != "" && (tg.Health != "down" || !regexp.MustCompile(w).MatchString(tg.LastError)):
 			t.Errorf("job %s: %s (%s), want down with %q", j, tg.Health, tg.LastError, w)
 		}
 	}
@@ -152,7 +152,10 @@ func TestMetricsWebConfigPrometheus(t *testing.T) {
 		"anonymous":      "401 Unauthorized",
 		"wrong-password": "401 Unauthorized",
 		"no-ca":          "certificate signed by unknown authority",
-		"no-client-cert": "tls: certificate required",
+		// TLS 1.3: the client's handshake ends before the server checks
+		// its certificate, so the server's alert may come after the
+		// request was written, or its close first.
+		"no-client-cert": "tls: certificate required|broken pipe|connection reset by peer",
 	})
 
 	inNetns(t, "skbtmauth", udpTo(9, 7))
