@@ -45,6 +45,17 @@ func (c *checker) constCall026(e *lang.CallExpr) bool {
 				c.info.Consts[e] = Const{Int: st.Ino}
 			}
 		}
+	case "default_str_length":
+		n := uint64(64)
+		if c.info.Config.MaxStrlen > 0 {
+			n = uint64(c.info.Config.MaxStrlen)
+		}
+		c.info.Consts[e] = Const{Int: n}
+	case "kfunc_exist":
+		if s, ok := c.info.Consts[lang.Unparen(e.Args[0])]; ok && s.IsStr && len(e.Args) == 1 {
+			var fn *btf.Func
+			c.info.Consts[e] = boolConst(c.opts.BTF.TypeByName(s.Str, &fn) == nil)
+		}
 	case "syscall_name":
 		if n, ok := c.constInt(e.Args[0]); ok && len(e.Args) == 1 {
 			c.info.Consts[e] = Const{Str: stdlib.SyscallName(n), IsStr: true}

@@ -40,6 +40,10 @@ var valueBuiltins = map[string]bool{
 	"probetype": true,
 }
 
+// callBuiltins are bpftrace's functions of no argument that may be named
+// bare: default_str_length is default_str_length().
+var callBuiltins026 = map[string]bool{"default_str_length": true}
+
 // nsecsClocks are nsecs()'s modes and the names they read.
 var nsecsClocks = map[string]string{
 	"monotonic": "nsecs", "boot": "__nsecs_boot", "tai": "__nsecs_tai", "sw_tai": "__nsecs_tai",
@@ -66,6 +70,9 @@ func builtinCall(e Expr, d *Diagnostics) Expr {
 	}
 	if cast, ok := e.(*CastExpr); ok {
 		return ptonCast(cast)
+	}
+	if id, ok := e.(*Ident); ok && callBuiltins026[id.Name] {
+		return &CallExpr{At: id.At, Name: id.Name, NameSpan: id.At}
 	}
 	if id, ok := e.(*Ident); ok && id.Name == "username" {
 		return usernameOf(id.At)

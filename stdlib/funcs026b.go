@@ -65,6 +65,9 @@ var funcsCompileTime = []*Func{
 	}},
 	getopt,
 	percpuKaddr,
+	assertStr,
+	defaultStrLength,
+	kfuncExist,
 	constStrFunc("syscall_name", "syscall_name(nr)", "a system call's name by its number on this architecture: syscall_name(0) is \"read\" on x86_64"),
 }
 
