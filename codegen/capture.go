@@ -30,8 +30,11 @@ const (
 	// out-of-band VLAN tag at bytes 12 to 15.
 	CaptureTagged = 0x20000
 	CaptureDev    = 88
+	// CapturePacket is the skb's logical packet (packet.go) in a script
+	// that calls track(), else 0.
+	CapturePacket = 104
 	// CaptureHead is the size of the header; the packet follows.
-	CaptureHead = 104
+	CaptureHead = 112
 )
 
 // maxPerfSnaplen keeps a capture record within a perf record, whose size
@@ -80,6 +83,11 @@ func (g *gen) capture(c *lang.CallExpr) error {
 	}
 	if err := g.printHead(ev, rec); err != nil {
 		return err
+	}
+	if g.trk != 0 && g.head == nil {
+		g.emit(asm.LoadMem(asm.R0, asm.RFP, g.trk, asm.DWord), asm.StoreMem(asm.RFP, rec+CapturePacket, asm.R0, asm.DWord))
+	} else {
+		g.emit(zero8(rec + CapturePacket)...)
 	}
 	fields := g.info.Capture[c]
 	for i, at := range []int16{CaptureMark, CaptureNetns, CaptureIfindex, CaptureDev} {

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -60,5 +62,59 @@ func TestTimelinePackets(t *testing.T) {
 	}
 	if strings.Contains(errs, "refuses fexit") && !regexp.MustCompile(`track\(\): GSO segments, IPv4 fragments, IPv6 fragments, reassembled datagrams are not joined to their packet`).MatchString(errs) {
 		t.Errorf("fexit refused, but stderr does not say what is not followed:\n%s", errs)
+	}
+}
+
+// TestWritePacketComments: a script that tracks and captures writes each
+// hop's logical packet in its pcapng comment (packet=0x...), so that
+// Wireshark selects one packet's frames by it: 3 datagrams, 3 ids, each
+// id's frames all of one skb and the datagram's hops from its send to
+// its drop, and tshark's display filter on one id finds exactly those.
+func TestWritePacketComments(t *testing.T) {
+	ns1, _, _ := vethPair(t, 59)
+	const sent = 3
+	file := filepath.Join(t.TempDir(), "packets.pcapng")
+	code, _, errs := runCLI(t, "-w", file, "-e", `skb:* /pcap("udp dst port 4753")/ { track(); capture() }`,
+		"-c", "ip netns exec "+ns1+" "+sendCommand("10.200.59.2:4753", sent, 20, 0))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	comment := regexp.MustCompile(`^(\w+) skb=(0x[0-9a-f]+) .* packet=(0x[0-9a-f]+)(?: |$)`)
+	skbs, hops := map[string]map[string]bool{}, map[string][]string{}
+	for _, r := range tsharkFields(t, file, nil, "frame.comment") {
+		m := comment.FindStringSubmatch(r[0])
+		if m == nil {
+			t.Fatalf("frame comment without a packet: %q", r[0])
+		}
+		if skbs[m[3]] == nil {
+			skbs[m[3]] = map[string]bool{}
+		}
+		skbs[m[3]][m[2]] = true
+		hops[m[3]] = append(hops[m[3]], m[1])
+	}
+	sends := 0
+	for id, s := range skbs {
+		if hops[id][0] != "net_dev_queue" {
+			// Not a datagram's send (an skb the filter matches only as
+			// it is consumed): its frames must still be one skb's.
+			if len(s) != 1 {
+				t.Errorf("packet %s on %d skbs: %v", id, len(s), s)
+			}
+			continue
+		}
+		sends++
+		if len(s) != 1 {
+			t.Errorf("packet %s on %d skbs: %v", id, len(s), s)
+		}
+		if h := hops[id]; h[0] != "net_dev_queue" || h[len(h)-1] != "kfree_skb" {
+			t.Errorf("packet %s: hops %v, want from net_dev_queue to kfree_skb", id, h)
+		}
+		out, err := exec.Command("tshark", "-r", file, "-Y", `frame.comment contains "packet=`+id+`"`, "-T", "fields", "-e", "frame.number").Output()
+		if n := strings.Count(string(out), "\n"); err != nil || n != len(hops[id]) {
+			t.Errorf("tshark's filter on packet %s finds %d frames (%v), want %d", id, n, err, len(hops[id]))
+		}
+	}
+	if sends != sent {
+		t.Errorf("%d packets sent in the comments, want %d: %v", sends, sent, hops)
 	}
 }

@@ -199,6 +199,11 @@ func (pw *pcapngWriter) frame(rec []byte, where string) error {
 	c = strconv.AppendUint(c, u(codegen.PrintSkb), 16)
 	c = strconv.AppendUint(append(c, " mark=0x"...), uint64(uint32(u(codegen.CaptureMark))), 16)
 	c = strconv.AppendUint(append(c, " netns="...), uint64(k.netns), 10)
+	if id := u(codegen.CapturePacket); id != 0 {
+		// A tracking script's: the hop's logical packet, which a
+		// Wireshark filter on the comment selects across its skbs.
+		c = strconv.AppendUint(append(c, " packet=0x"...), id, 16)
+	}
 	if n, ok := pw.vals.NetnsName(uint64(k.netns)); ok {
 		c = appendNameComment(c, n)
 	}
