@@ -24,6 +24,8 @@ const (
 	EdgeSegment     = 4 // a GSO segment: index of count
 	EdgeFragment    = 5 // an IP fragment: index
 	EdgeReassembled = 6 // the datagram reassembled from fragments
+	EdgeMerged      = 7 // GRO merged it into the skb its parent field names
+	EdgeGROHead     = 8 // a GRO head a followed skb was merged into
 )
 
 // The packet's fields in the tracked map's value and in a print record

@@ -35,6 +35,7 @@ var EdgeFuncs = []EdgeFunc{
 	{"ip_frag_next", EdgeFragment}, {"ip6_frag_next", EdgeFragment},
 	{"ip_fraglist_prepare", EdgeFragment}, {"ip6_fraglist_prepare", EdgeFragment},
 	{"inet_frag_reasm_finish", EdgeReassembled},
+	{"skb_gro_receive", EdgeMerged}, {"skb_gro_receive_list", EdgeMerged},
 }
 
 // The frame of an edge helper.
@@ -92,6 +93,8 @@ func edgeHelpers(skb *btf.Struct) []*Program {
 			add(i, fn, ebpf.AttachTraceFEntry, fragmentInsns(read, true))
 		case "inet_frag_reasm_finish":
 			add(i, fn, ebpf.AttachTraceFExit, reassembledInsns())
+		case "skb_gro_receive", "skb_gro_receive_list":
+			add(i, fn, ebpf.AttachTraceFEntry, mergedInsns())
 		}
 	}
 	return progs
@@ -234,6 +237,35 @@ func reassembledInsns() asm.Instructions {
 	}
 }
 
+// mergedInsns: fentry of skb_gro_receive(p, skb) and
+// skb_gro_receive_list(p, skb): GRO merges skb into the head p. A
+// followed skb's edge says merged, its parent field p; a head not
+// followed joins the packet of the first followed skb merged into it.
+func mergedInsns() asm.Instructions {
+	insns := asm.Instructions{
+		asm.LoadMem(asm.R8, asm.R1, 0, asm.DWord), // p
+		asm.LoadMem(asm.R6, asm.R1, 8, asm.DWord), // skb
+	}
+	insns = append(insns, parentInsns(EdgeGROHead)...)
+	insns = append(insns,
+		// The merged skb: merged into p.
+		asm.StoreMem(asm.R9, trackPacketOff+8, asm.R8, asm.DWord),
+		asm.Mov.Imm(asm.R1, EdgeMerged),
+		asm.StoreMem(asm.R9, trackPacketOff+16, asm.R1, asm.DWord),
+		// The head, unless followed already.
+		asm.StoreMem(asm.RFP, edgeKey, asm.R8, asm.DWord),
+		asm.LoadMapPtr(asm.R1, 0).WithReference(TrackedMap),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, edgeKey),
+		asm.FnMapLookupElem.Call(),
+		asm.JNE.Imm(asm.R0, 0, "done"),
+		asm.Mov.Imm(asm.R1, 0),
+		asm.Mov.Imm(asm.R2, 0),
+	)
+	insns = append(insns, joinInsns()...)
+	return append(insns, asm.Mov.Imm(asm.R0, 0).WithSymbol("done"), asm.Return())
+}
+
 // EdgesMissed says, once, which splits and merges of a packet are not
 // followed, given the functions whose helpers attached and the last
 // error of one that did not.
@@ -247,6 +279,7 @@ func EdgesMissed(attached []string, err error) string {
 		{"IPv4 fragments", []string{"ip_frag_next", "ip_fraglist_prepare"}},
 		{"IPv6 fragments", []string{"ip6_frag_next", "ip6_fraglist_prepare"}},
 		{"reassembled datagrams", []string{"inet_frag_reasm_finish"}},
+		{"GRO merges", []string{"skb_gro_receive"}},
 	} {
 		ok := false
 		for _, f := range what.funcs {

@@ -29,6 +29,7 @@ type pktState struct {
 var edgeNames = map[uint8]string{
 	codegen.EdgeOrigin: "origin", codegen.EdgeClone: "clone", codegen.EdgeCopy: "copy",
 	codegen.EdgeSegment: "segment", codegen.EdgeFragment: "fragment", codegen.EdgeReassembled: "reassembled",
+	codegen.EdgeMerged: "merged", codegen.EdgeGROHead: "gro_head",
 }
 
 // recordPacket returns a record's logical packet, its parent skb and its
@@ -65,7 +66,8 @@ func (ps *pktState) hop(skb, parent, edge uint64, free bool) bool {
 		ps.alive[skb] = true
 	}
 	ps.closed = ps.freed && len(ps.alive) == 0 && ps.pending() == 0
-	return skb != ps.first && !known || known && uint8(old) != e.Kind && e.Kind == codegen.EdgeReassembled
+	changed := known && uint8(old) != e.Kind && (e.Kind == codegen.EdgeReassembled || e.Kind == codegen.EdgeMerged)
+	return skb != ps.first && !known || changed
 }
 
 // pending is how many skbs made by splits have not been seen yet.
@@ -93,6 +95,10 @@ func appendEdgeText(dst []byte, skb, parent, edge uint64) []byte {
 	case codegen.EdgeFragment:
 		dst = strconv.AppendUint(append(hex(dst, skb), " is fragment "...), uint64(e.Index), 10)
 		return hex(append(dst, " of "...), parent)
+	case codegen.EdgeMerged:
+		return hex(append(hex(dst, skb), " merged into "...), parent)
+	case codegen.EdgeGROHead:
+		return hex(append(hex(dst, skb), " is the GRO head that took in "...), parent)
 	case codegen.EdgeClone, codegen.EdgeCopy:
 		return hex(append(append(hex(dst, skb), " is a "...), edgeNames[e.Kind]+" of "...), parent)
 	}

@@ -62,3 +62,31 @@ tracepoint:skb:consume_skb { print(len) }`)
 		t.Errorf("want one block of 9 lines and its blank line:\n%s", got)
 	}
 }
+
+// TestTimelinePacketMerge: GRO merges a packet's second segment into its
+// first; the merged skb's next hop (its head stolen and freed) says so.
+func TestTimelinePacketMerge(t *testing.T) {
+	events := compilePrinter(t, `tracepoint:net:netif_receive_skb { track(); print(len) }`)
+	p := newPrinter(nil, events, NewValues())
+	tl := newTimeline(p.boot, false)
+	ev := events[0]
+	rec := func(skb, ns, parent, e uint64) []byte {
+		b := make([]byte, ev.Size)
+		le := binary.LittleEndian
+		le.PutUint64(b, uint64(ev.ID))
+		le.PutUint64(b[codegen.PrintTime:], ns)
+		le.PutUint64(b[codegen.PrintSkb:], skb)
+		le.PutUint64(b[codegen.PrintPacket:], 0x1000000000009)
+		le.PutUint64(b[codegen.PrintParent:], parent)
+		le.PutUint64(b[codegen.PrintEdge:], e)
+		return b
+	}
+	seg := func(i uint64) uint64 { return codegen.EdgeSegment | i<<32 | 2<<48 }
+	tl.add(p, ev, rec(0xb00, 1_000, 0xa00, seg(1)))
+	tl.add(p, ev, rec(0xc00, 2_000, 0xa00, seg(2)))
+	tl.add(p, ev, rec(0xc00, 3_000, 0xb00, codegen.EdgeMerged|2<<32|2<<48))
+	got := string(tl.flush(nil, time.Now().Add(time.Hour), true))
+	if !strings.Contains(got, "us  0xc00 merged into 0xb00\n") || strings.Count(got, "skb 0x") != 1 {
+		t.Errorf("want one block with the merge:\n%s", got)
+	}
+}

@@ -10,7 +10,7 @@ import (
 )
 
 // freeFuncs end an skb's life: a hop here closes its block.
-var freeFuncs = []string{"kfree_skb", "consume_skb", "kfree_skbmem", "__kfree_skb", "sk_skb_reason_drop", "kfree_skb_reason", "skb_release_all"}
+var freeFuncs = []string{"kfree_skb", "consume_skb", "kfree_skbmem", "__kfree_skb", "sk_skb_reason_drop", "kfree_skb_reason", "skb_release_all", "napi_skb_free_stolen_head"}
 
 // timeline groups print records per packet, by skb address: one block each,
 // its hops in order with the time since the first, printed when the skb is

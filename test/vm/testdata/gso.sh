@@ -3,7 +3,9 @@
 # namespace and one in the file /run/gsob joined by a veth pair (s1, s2:
 # 10.201.31.1 and .2), s1 with TSO off and GSO on, so that a TCP send
 # leaves as one GSO skb that the kernel cuts into segments in software
-# (skb_segment) before veth takes them. IPv6 is off.
+# (skb_segment) before veth takes them. IPv6 is off. With "gro", s2 has
+# GRO on (veth then receives through NAPI, 5.13 on), which merges the
+# segments again.
 set -e
 if [ "$1" = down ]; then
 	ip link del s1
@@ -24,3 +26,6 @@ for side in 1 2; do
 done
 vmtool ethtool s1 tso off
 vmtool ethtool s1 gso on
+if [ "$1" = gro ]; then
+	nsenter -n/run/gsob vmtool ethtool s2 gro on
+fi
