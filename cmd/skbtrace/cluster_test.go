@@ -194,7 +194,7 @@ func (f *clusterFixture) testWhydrop(t *testing.T) {
 }
 
 // timelineHeader is a timeline block's first line.
-var timelineHeader = regexp.MustCompile(`(?m)^skb 0x[0-9a-f]+ at \d\d:\d\d:\d\d\.\d{6}( \(.*\))?$`)
+var timelineHeader = regexp.MustCompile(`(?m)^skb 0x[0-9a-f]+ at \d\d:\d\d:\d\d\.\d{6}( packet 0x[0-9a-f]+)?( \(.*\))?$`)
 
 // testTimeline: one datagram from A to a port of B nothing serves; its
 // block's header names A, then B.

@@ -44,6 +44,9 @@ type gBlock struct {
 	frame bool
 	// pods are the pods and containers its records were in.
 	pods trail
+	// pkt is the skb's logical packet (a tracking script's), parent and
+	// edge how the skb joined it, as its first record has them.
+	pkt, parent, edge uint64
 }
 
 // gLine is a line of a block: an open call, a leaf (a call that returned
@@ -87,6 +90,9 @@ func (gr *graph) add(p *Printer, ev *codegen.Event, b []byte) {
 	blk := gr.open.get(k, ev.Frame && !ev.Return, func() *gBlock { return &gBlock{first: u(codegen.PrintTime), json: gr.json, frame: ev.Frame} })
 	blk.seen = time.Now()
 	blk.pods.add(p, ev, b)
+	if blk.pkt == 0 {
+		blk.pkt, blk.parent, blk.edge = recordPacket(ev, b)
+	}
 	name := p.where(ev, b)
 	l := &gLine{name: name}
 	if gr.json {
@@ -209,6 +215,12 @@ func (blk *gBlock) appendTo(dst []byte, k graphKey, boot time.Time) []byte {
 	if !boot.IsZero() {
 		dst = append(dst, " at "...)
 		dst = boot.Add(time.Duration(blk.first)).AppendFormat(dst, "15:04:05.000000")
+	}
+	if blk.pkt != 0 {
+		dst = strconv.AppendUint(append(dst, " packet 0x"...), blk.pkt, 16)
+		if e := codegen.DecodeEdge(blk.edge); e.Kind != codegen.EdgeOrigin && e.Kind != 0 {
+			dst = append(appendEdgeText(append(dst, " ("...), k.skb, blk.parent, blk.edge), ')')
+		}
 	}
 	dst = append(blk.pods.appendText(dst), '\n')
 	for _, l := range blk.lines {

@@ -90,8 +90,15 @@ func (blk *gBlock) appendJSON(dst []byte, k graphKey, boot time.Time) []byte {
 		dst = open[i].appendJSONEnd(dst, nil)
 	}
 	dst = strconv.AppendUint(append(dst, `],"cpu":`...), k.cpu, 10)
+	if e := codegen.DecodeEdge(blk.edge); blk.pkt != 0 && e.Kind != codegen.EdgeOrigin && e.Kind != 0 {
+		dst = appendEdgeJSON(dst, blk.parent, blk.edge)
+	}
 	if blk.frame {
 		dst = append(dst, `,"frame":true`...)
+	}
+	if blk.pkt != 0 {
+		dst = strconv.AppendUint(append(dst, `,"packet":"0x`...), blk.pkt, 16)
+		dst = append(dst, '"')
 	}
 	dst = blk.pods.appendJSON(dst)
 	dst = strconv.AppendUint(append(dst, `,"skb":"0x`...), k.skb, 16)

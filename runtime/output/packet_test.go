@@ -90,3 +90,34 @@ func TestTimelinePacketMerge(t *testing.T) {
 		t.Errorf("want one block with the merge:\n%s", got)
 	}
 }
+
+// TestGraphPacket: a tracking script's graph block names its skb's
+// packet and, for a segment, which one it is, in text and in JSON.
+func TestGraphPacket(t *testing.T) {
+	events := compilePrinter(t, `tracepoint:net:netif_receive_skb { track(); print(len) }`)
+	ev := events[0]
+	rec := func(skb uint64) []byte {
+		b := make([]byte, ev.Size)
+		le := binary.LittleEndian
+		le.PutUint64(b, uint64(ev.ID))
+		le.PutUint64(b[codegen.PrintTime:], 1000)
+		le.PutUint64(b[codegen.PrintSkb:], skb)
+		le.PutUint64(b[codegen.PrintPacket:], 0x100000000000a)
+		le.PutUint64(b[codegen.PrintParent:], 0xa00)
+		le.PutUint64(b[codegen.PrintEdge:], codegen.EdgeSegment|2<<32|10<<48)
+		return b
+	}
+	for _, json := range []bool{false, true} {
+		p := newPrinter(nil, events, NewValues())
+		gr := newGraph(p.boot, json)
+		gr.add(p, ev, rec(0xc00))
+		got := string(gr.flush(nil, time.Time{}, true))
+		want := " packet 0x100000000000a (0xc00 is segment 2 of 10 of 0xa00)\n"
+		if json {
+			want = `"edge":{"count":10,"index":2,"kind":"segment","parent":"0xa00"},"packet":"0x100000000000a"`
+		}
+		if !strings.Contains(got, want) {
+			t.Errorf("json %v: no %q in\n%s", json, want, got)
+		}
+	}
+}
