@@ -94,6 +94,9 @@ func (c *checker) call(e *lang.CallExpr, asStmt, asMapValue bool) types.Type {
 	if t.Kind == types.Stack && t.Layout == "" {
 		t.Layout = c.info.Config.StackMode // kstack() without a mode
 	}
+	if t.Kind == types.String && t.Cut && c.info.Config.TrailerSet {
+		t.Layout = types.TrailerPrefix + c.info.Config.StrTruncTrailer
+	}
 	c.info.Types[e] = t // constCall's getopt reads it
 	c.constCall(e)
 	if e.Name == "delete" && len(e.Args) == 1 && cc.IsMap(0) {

@@ -25,6 +25,11 @@ type Config struct {
 	// UnstableMapDecl is bpftrace 0.26's unstable_map_decl: "error"
 	// makes a map declaration an error (configunstable.go).
 	UnstableMapDecl string
+	// StrTruncTrailer is str_trunc_trailer where the script sets it
+	// (TrailerSet; "" turns the trailer off): what follows a string
+	// str() cut at max_strlen, else bpftrace's "..".
+	StrTruncTrailer string
+	TrailerSet      bool
 	// StackMode is stack_mode where the script or BPFTRACE_STACK_MODE
 	// sets it: how kstack and kstack() print ("" is bpftrace's mode).
 	StackMode string
@@ -87,7 +92,7 @@ var configVars = map[string]configVar{
 	"stack_mode": {value: cfgWord, words: []string{"bpftrace", "perf", "raw"}, apply: func(c *Config, e *lang.ConfigEntry) {
 		c.StackMode = map[string]string{"perf": "perf", "raw": "raw"}[e.Value]
 	}},
-	"str_trunc_trailer": {value: cfgText, note: "skbtrace marks a cut string with bpftrace's default trailer, .."},
+	"str_trunc_trailer": {value: cfgText, apply: func(c *Config, e *lang.ConfigEntry) { c.StrTruncTrailer, c.TrailerSet = e.Value, true }},
 	"license": {value: cfgWord, words: []string{"GPL", "GPL v2", "GPL and additional rights", "Dual BSD/GPL", "Dual MIT/GPL", "Dual MPL/GPL"},
 		note: "skbtrace loads its programs as GPL, which each of these allows"},
 	"show_debug_info":    {value: cfgBool, note: "kernel stacks print function+offset; skbtrace reads no debug info"},

@@ -118,9 +118,14 @@ type Type struct {
 	User bool
 	// Cut marks a string str() read of max_strlen bytes (Size is one
 	// more, for the NUL): where its text fills them, the source was
-	// longer, and it prints with bpftrace's trailer.
+	// longer, and it prints with bpftrace's trailer, "..", or the one
+	// str_trunc_trailer gives: Layout is then TrailerPrefix and it.
 	Cut bool
 }
+
+// TrailerPrefix starts a cut string's Layout where str_trunc_trailer
+// gives its trailer.
+const TrailerPrefix = "trailer:"
 
 // Common types.
 var (

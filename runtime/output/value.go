@@ -76,7 +76,11 @@ func (f *Values) appendValue(dst []byte, t types.Type, raw []byte) []byte {
 		}
 		dst = append(dst, raw...)
 		if cut {
-			dst = append(dst, strTruncTrailer...)
+			trailer, set := strings.CutPrefix(t.Layout, types.TrailerPrefix)
+			if !set {
+				trailer = strTruncTrailer
+			}
+			dst = append(dst, trailer...)
 		}
 		return dst
 	case types.Addr:
