@@ -11,7 +11,8 @@ import (
 )
 
 // TestEdgeHelpersVerify loads the programs that join segments, fragments
-// and reassembled datagrams to their packet. They are fentry and fexit
+// and reassembled datagrams to their packet, and those that forget a
+// followed skb where its memory goes back. They are fentry and fexit
 // programs, which this host refuses; the verifier still walks their
 // instructions (the bounded walks of a segment list, the stack, the map
 // updates) as tp_btf programs on kfree_skb, whose context has as many
@@ -20,10 +21,12 @@ func TestEdgeHelpersVerify(t *testing.T) {
 	out := compile(t, `skb:* /mark == 0xdeadbeef/ { track(); print(len, dev) }`)
 	n := 0
 	for _, p := range out.Programs {
-		if p.Helper != codegen.HelperEdge {
+		if p.Helper != codegen.HelperEdge && p.Helper != codegen.HelperForget {
 			continue
 		}
-		n++
+		if p.Helper == codegen.HelperEdge {
+			n++
+		}
 		spec := p.Prog.Copy()
 		spec.AttachType, spec.AttachTo = ebpf.AttachTraceRawTp, "kfree_skb"
 		coll, err := ebpf.NewCollection(&ebpf.CollectionSpec{Maps: out.Maps, Programs: map[string]*ebpf.ProgramSpec{p.Name: spec}})

@@ -194,21 +194,38 @@ func segmentInsns(args int16, next int32) asm.Instructions {
 }
 
 // fragmentInsns: the skb in args[0] makes the fragment that child puts in
-// R8 (from the context in R1); the fragment joins its packet as fragment
-// k, k one more than the fragments it made so far. With headFirst the
-// skb itself goes out first: fragment 1.
-func fragmentInsns(child asm.Instructions, headFirst bool) asm.Instructions {
+// R8 (from the context in R1); the fragment joins its packet. On the slow
+// path (ip_frag_next) the skb is the datagram, which makes every
+// fragment: fragment k, k one more than the fragments it made so far. On
+// the fast path (chained: ip_fraglist_prepare) the skb goes out first,
+// fragment 1, and each fragment makes the next: fragment k+1 of the
+// datagram the chain began with.
+func fragmentInsns(child asm.Instructions, chained bool) asm.Instructions {
 	insns := asm.Instructions{asm.LoadMem(asm.R6, asm.R1, 0, asm.DWord)}
 	insns = append(insns, child...)
 	insns = append(insns, asm.JEq.Imm(asm.R8, 0, "done"), asm.JGT.Imm(asm.R8, -4096, "done"))
 	insns = append(insns, parentInsns(EdgeFragment)...)
-	insns = append(insns, asm.LoadMem(asm.R1, asm.R9, trackPacketOff+16+edgeSpawnOff, asm.Half))
-	if headFirst {
-		insns = append(insns, asm.JNE.Imm(asm.R1, 0, "counted"), asm.Mov.Imm(asm.R1, 1))
+	if !chained {
+		insns = append(insns,
+			asm.LoadMem(asm.R1, asm.R9, trackPacketOff+16+edgeSpawnOff, asm.Half),
+			asm.Add.Imm(asm.R1, 1),
+			asm.StoreMem(asm.R9, trackPacketOff+16+edgeSpawnOff, asm.R1, asm.Half),
+			asm.Mov.Imm(asm.R2, 0),
+		)
+		insns = append(insns, joinInsns()...)
+		return append(insns, asm.Mov.Imm(asm.R0, 0).WithSymbol("done"), asm.Return())
 	}
 	insns = append(insns,
-		asm.Add.Imm(asm.R1, 1).WithSymbol("counted"),
-		asm.StoreMem(asm.R9, trackPacketOff+16+edgeSpawnOff, asm.R1, asm.Half),
+		// A fragment's parent is the chain's first skb: the skb's own
+		// parent where the skb is a fragment, else the skb.
+		asm.LoadMem(asm.R1, asm.R9, trackPacketOff+16, asm.Byte),
+		asm.JNE.Imm(asm.R1, EdgeFragment, "head"),
+		asm.LoadMem(asm.R1, asm.R9, trackPacketOff+8, asm.DWord),
+		asm.StoreMem(asm.RFP, edgeVal+trackPacketOff+8, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, asm.R9, trackPacketOff+16+edgeIndexOff, asm.Half),
+		asm.Ja.Label("index"),
+		asm.Mov.Imm(asm.R1, 1).WithSymbol("head"),
+		asm.Add.Imm(asm.R1, 1).WithSymbol("index"),
 		asm.Mov.Imm(asm.R2, 0),
 	)
 	insns = append(insns, joinInsns()...)

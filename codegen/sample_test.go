@@ -61,7 +61,7 @@ func TestOverheadGatesLoad(t *testing.T) {
 			switch p.Helper {
 			case codegen.HelperUnsample:
 				loadFexit(t, gated, p)
-			case codegen.HelperFollow, codegen.HelperEdge:
+			case codegen.HelperFollow, codegen.HelperEdge, codegen.HelperForget:
 			default:
 				progs = append(progs, p)
 			}

@@ -20,7 +20,16 @@ const (
 	// HelperFollow follows clones and copies: an fexit program on each
 	// function that makes a new skb from a tracked one tracks the new one.
 	HelperFollow = "follow"
+	// HelperForget forgets a followed skb where its memory goes back
+	// (trackEnds), whichever way it was freed: skbs freed without the
+	// free tracepoints (a TCP segment coalesced into another, its head
+	// stolen) must not hand their packet to the next skb at their address.
+	HelperForget = "forget"
 )
+
+// trackEnds are where an skb's memory goes back, after every function
+// that takes it: fexit programs there delete its entry.
+var trackEnds = []string{"kfree_skbmem", "napi_skb_cache_put"}
 
 // The tracked map's values: a state, then, once the skb is freed, what
 // tells it from a new skb at its address (len, head, data: a new skb gets a
@@ -278,6 +287,15 @@ func trackHelpers(out *Output, skb *btf.Struct) error {
 		out.Programs = append(out.Programs, &Program{Name: name, SkbArg: -1, Helper: HelperFollow,
 			Attach: Attach{Kind: AttachFexit, Text: "track()", Func: fn.Name},
 			Prog:   &ebpf.ProgramSpec{Name: name, License: "GPL", Type: ebpf.Tracing, AttachType: ebpf.AttachTraceFExit, AttachTo: fn.Name, Instructions: insns}})
+	}
+	for _, fn := range trackEnds {
+		insns := asm.Instructions{asm.LoadMem(asm.R6, asm.R1, 0, asm.DWord)}
+		insns = append(insns, lookupKey(asm.R6)...)
+		insns = append(insns, asm.FnMapDeleteElem.Call(), asm.Mov.Imm(asm.R0, 0), asm.Return())
+		name := "forget_" + fn
+		out.Programs = append(out.Programs, &Program{Name: name, SkbArg: -1, Helper: HelperForget,
+			Attach: Attach{Kind: AttachFexit, Text: "track()", Func: fn},
+			Prog:   &ebpf.ProgramSpec{Name: name, License: "GPL", Type: ebpf.Tracing, AttachType: ebpf.AttachTraceFExit, AttachTo: fn, Instructions: insns}})
 	}
 	out.Programs = append(out.Programs, edgeHelpers(skb)...)
 	return nil

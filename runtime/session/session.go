@@ -423,8 +423,8 @@ func (s *Session) attachHelpers(warn func(string, ...any)) {
 	if warn == nil {
 		warn = func(string, ...any) {}
 	}
-	var follow, edges []string
-	var followErr, edgeErr error
+	var follow, edges, forget []string
+	var followErr, edgeErr, forgetErr error
 	s.attachUnsample(warn)
 	for _, p := range s.out.Programs {
 		if p.Helper == "" || p.Helper == codegen.HelperEntry || p.Helper == codegen.HelperUnsample || p.Helper == codegen.HelperUnsampleFree {
@@ -445,10 +445,16 @@ func (s *Session) attachHelpers(warn func(string, ...any)) {
 			if p.Helper == codegen.HelperEdge {
 				edges = append(edges, p.Prog.AttachTo)
 			}
+			if p.Helper == codegen.HelperForget {
+				forget = append(forget, p.Prog.AttachTo)
+			}
 		case p.Helper == codegen.HelperFollow:
 			followErr = err
 		case p.Helper == codegen.HelperEdge:
 			edgeErr = err
+		case p.Helper == codegen.HelperForget:
+			// Some kernels lack one of them (napi_skb_cache_put: 5.12).
+			forgetErr = err
 		default:
 			warn("track(): cannot watch %s to forget freed skbs (%v); a new skb at a freed one's address may be followed", p.Prog.AttachTo, err)
 		}
@@ -462,6 +468,9 @@ func (s *Session) attachHelpers(warn func(string, ...any)) {
 	}
 	if edgeErr != nil {
 		warn("track(): %s", codegen.EdgesMissed(edges, edgeErr))
+	}
+	if len(forget) == 0 && forgetErr != nil && !errors.Is(forgetErr, os.ErrPermission) {
+		warn("track(): freed skbs are forgotten only at the free tracepoints (%v): a new skb at the address of one freed without them (a coalesced TCP segment) may be followed", forgetErr)
 	}
 }
 

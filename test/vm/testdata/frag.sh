@@ -12,6 +12,10 @@ if [ "$1" = down ]; then
 fi
 touch /run/fragb
 unshare --net=/run/fragb true
+# IPv6 on, without duplicate address detection: the addresses work at once.
+for in in "" "nsenter -n/run/fragb"; do
+	$in sysctl -qw net.ipv6.conf.all.disable_ipv6=0 net.ipv6.conf.default.disable_ipv6=0 net.ipv6.conf.default.accept_dad=0
+done
 vmtool link add f1 type veth peer f2 netns /run/fragb
 for side in 1 2; do
 	in=""
@@ -19,6 +23,6 @@ for side in 1 2; do
 	$in ip link set lo up
 	$in ip link set f$side mtu 1280
 	$in ip addr add 10.201.30.$side/24 dev f$side
-	$in ip -6 addr add fd30::$side/64 dev f$side nodad 2>/dev/null || true
+	$in ip addr add fd30::$side/64 dev f$side
 	$in ip link set f$side up
 done

@@ -23,6 +23,8 @@
 //	vmtool tc add DEV ingress|egress PREF flower|u32 PORT|matchall drop|police RATE BURST|mirred TARGET
 //	vmtool tc clear DEV           classic tc filters and actions without the tc binary (tc.go)
 //	vmtool pcapcheck [-min N] FILE PORT
+//	vmtool packetcheck [-segments N] [-fragments N] [-merges N] [-reassembled N] [-blocks N] FILE
+//	vmtool ethtool DEV tso|gso|gro on|off
 //	                              check vmtool tcp's bytes to PORT in a pcapng skbtrace wrote
 //	vmtool state                  the kernel's BPF and probe state, as the leak check sees it
 //	vmtool flood [-n N] ADDR:PORT   N datagrams from one socket, as fast as it goes (bench/vm)
@@ -65,6 +67,8 @@ func main() {
 		os.Exit(tc(args))
 	case "ethtool":
 		os.Exit(ethtool(args))
+	case "packetcheck":
+		os.Exit(packetCheck(args))
 	case "pcapcheck":
 		os.Exit(pcapCheck(args))
 	case "state":

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestPacketCheck: packetcheck passes a block whose segments are 1 to n
+// once each, with a merge into one of its skbs, and fails a gap, a
+// parent outside the block and too few segments.
+func TestPacketCheck(t *testing.T) {
+	hop := func(skb, edge string) string {
+		return `{"func":"f","skb":"` + skb + `"` + edge + `}`
+	}
+	seg := func(i string) string {
+		return `,"edge":{"count":3,"index":` + i + `,"kind":"segment","parent":"0xa"}`
+	}
+	block := func(hops ...string) string {
+		s := `{"hops":[`
+		for i, h := range hops {
+			if i > 0 {
+				s += ","
+			}
+			s += h
+		}
+		return s + `],"packet":"0x1000000000001","skb":"0xa","type":"timeline"}` + "\n"
+	}
+	good := block(hop("0xa", ""), hop("0xb", seg("1")), hop("0xc", seg("2")), hop("0xd", seg("3")),
+		hop("0xc", `,"edge":{"kind":"merged","parent":"0xb"}`))
+	for _, tc := range []struct {
+		name, text string
+		args       []string
+		rc         int
+	}{
+		{"good", good, []string{"-segments", "3", "-merges", "1", "-blocks", "1"}, 0},
+		{"gap", block(hop("0xa", ""), hop("0xb", seg("1")), hop("0xd", seg("3"))), nil, 1},
+		{"stranger", block(hop("0xb", seg("1")), hop("0xc", seg("2")), hop("0xd", seg("3"))), nil, 1},
+		{"too few", good, []string{"-segments", "4"}, 1},
+		{"no merge", block(hop("0xa", "")), []string{"-merges", "1"}, 1},
+	} {
+		file := filepath.Join(t.TempDir(), "t.json")
+		if err := os.WriteFile(file, []byte(tc.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if rc := packetCheck(append(tc.args, file)); rc != tc.rc {
+			t.Errorf("%s: exit %d, want %d", tc.name, rc, tc.rc)
+		}
+	}
+}
