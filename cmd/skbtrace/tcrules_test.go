@@ -73,9 +73,9 @@ func tcLine(f tcFilterView, dev, hook string) string {
 // (10.200.43.1, .2) whose v2 has a clsact qdisc and three u32 filters,
 // each a mirred redirect: on ingress, datagrams to port 7201 to x1 (a
 // veth that is down: the kernel drops them, TC_INGRESS), to port 7203 to
-// x3 (deleted after: the kernel takes them, no drop); on egress, to port
-// 7202, to x1 (TC_EGRESS). It returns the namespaces and the second's
-// inode.
+// x3 (deleted after: the kernel takes them, no drop), to port 7204 to x5
+// (down too); on egress, to port 7202, to x1 (TC_EGRESS). It returns the
+// namespaces and the second's inode.
 func tcDropNamespaces(t *testing.T) (string, string, uint64) {
 	t.Helper()
 	if _, err := exec.LookPath("tc"); err != nil {
@@ -84,28 +84,36 @@ func tcDropNamespaces(t *testing.T) (string, string, uint64) {
 	ns1, ns2, inode := vethPair(t, 43)
 	shIn(t, ns2,
 		"ip link add x1 type veth peer name x2",
+		"ip link add x5 type veth peer name x6",
 		"ip link add x3 type veth peer name x4 && ip link set x3 up && ip link set x4 up",
 		"tc qdisc add dev v2 clsact",
 		"tc filter add dev v2 ingress protocol ip pref 30 u32 match ip dport 7201 0xffff action mirred egress redirect dev x1",
 		"tc filter add dev v2 ingress protocol ip pref 31 u32 match ip dport 7203 0xffff action mirred egress redirect dev x3",
+		"tc filter add dev v2 ingress protocol ip pref 32 u32 match ip dport 7204 0xffff action mirred egress redirect dev x5",
 		"tc filter add dev v2 egress protocol ip pref 40 u32 match ip dport 7202 0xffff action mirred egress redirect dev x1",
 		"ip link del x3",
 	)
 	return ns1, ns2, inode
 }
 
-// tcDropTraffic sends two datagrams to each port of tcDropNamespaces.
+// tcDropTraffic sends two datagrams to each port of tcDropNamespaces;
+// those to 7204, dropped on the hook 7201's were, 0.2 s after those: their
+// blocks are named whether the first of 7201's is printed before them (its
+// read sees one action's count risen) or after (two have: the one whose
+// uses all came first is named first).
 func tcDropTraffic(ns1, ns2 string) string {
 	return strings.Join([]string{
 		"ip netns exec " + ns1 + " " + sendCommand("10.200.43.2:7201", 2, 10, 0),
+		"sleep 0.2",
+		"ip netns exec " + ns1 + " " + sendCommand("10.200.43.2:7204", 2, 10, 0),
 		"ip netns exec " + ns1 + " " + sendCommand("10.200.43.2:7203", 2, 10, 0),
 		"ip netns exec " + ns2 + " " + sendCommand("10.200.43.1:7202", 2, 10, 0),
 	}, "; ")
 }
 
 // TestWhydropNamesTCActions: datagrams dropped by tc mirred actions on a
-// veth's clsact ingress and egress (a redirect to a device that is down)
-// are each named by whydrop as tc lists the filter and action: the
+// veth's clsact ingress (two) and egress (a redirect to a device that is
+// down) are each named by whydrop as tc lists the filter and action: the
 // device, hook and qdisc, the filter's protocol, pref, kind, chain and
 // handle, the action; in text and in JSON. A redirect to a device that is
 // gone is no drop (the kernel takes the packet): no block, though its
@@ -114,6 +122,7 @@ func tcDropTraffic(ns1, ns2 string) string {
 func TestWhydropNamesTCActions(t *testing.T) {
 	ns1, ns2, _ := tcDropNamespaces(t)
 	ingress := tcFilterAt(t, ns2, "v2", "ingress", 30)
+	ingress2 := tcFilterAt(t, ns2, "v2", "ingress", 32)
 	egress := tcFilterAt(t, ns2, "v2", "egress", 40)
 	for _, format := range []string{"text", "json"} {
 		t.Run(format, func(t *testing.T) {
@@ -141,6 +150,7 @@ func TestWhydropNamesTCActions(t *testing.T) {
 				wantBlocks int
 			}{
 				{7201, "10.200.43.1", "10.200.43.2", "ingress", "TC_INGRESS", ingress, 2},
+				{7204, "10.200.43.1", "10.200.43.2", "ingress", "TC_INGRESS", ingress2, 2},
 				{7202, "10.200.43.2", "10.200.43.1", "egress", "TC_EGRESS", egress, 2},
 			} {
 				head := fmt.Sprintf(`\S+ udp +%s:\d+ > %s:%d dev v2 .*\n`, regexp.QuoteMeta(c.src), regexp.QuoteMeta(c.dst), c.port)
@@ -167,7 +177,9 @@ func TestWhydropNamesTCActions(t *testing.T) {
 
 // TestDropcountTCRuleLabel: dropcount labels tc's drops with the filter's
 // device, hook, pref and handle and the action's order, as tc lists them,
-// one element for each hook's drops.
+// where the hook has that one action (egress); where it has several
+// (ingress: three), with the device and hook alone, since one element
+// counts every drop of the hook, whichever action drops it.
 func TestDropcountTCRuleLabel(t *testing.T) {
 	ns1, ns2, inode := tcDropNamespaces(t)
 	tool, _ := scripts.Lookup("dropcount")
@@ -185,16 +197,15 @@ func TestDropcountTCRuleLabel(t *testing.T) {
 		t.Fatalf("traffic: %v: %s", err, out)
 	}
 	got := stdout()
+	f := tcFilterAt(t, ns2, "v2", "egress", 40)
 	for _, c := range []struct {
-		hook, why string
-		pref      int
+		why, label string
+		n          int
 	}{
-		{"ingress", "TC_INGRESS", 30},
-		{"egress", "TC_EGRESS", 40},
+		{"TC_EGRESS", fmt.Sprintf("tc v2 egress pref %d handle %s order %d", f.Pref, f.Options.Fh, f.Options.Actions[0].Order), 2},
+		{"TC_INGRESS", "tc v2 ingress", 4},
 	} {
-		f := tcFilterAt(t, ns2, "v2", c.hook, c.pref)
-		label := fmt.Sprintf("tc v2 %s pref %d handle %s order %d", c.hook, f.Pref, f.Options.Fh, f.Options.Actions[0].Order)
-		re := regexp.MustCompile(fmt.Sprintf(`(?m)^@drops\[%s, \S+\+0x[0-9a-f]+, v2, %d \(netns:%s\), , , %s\]: 2$`, c.why, inode, ns2, regexp.QuoteMeta(label)))
+		re := regexp.MustCompile(fmt.Sprintf(`(?m)^@drops\[%s, \S+\+0x[0-9a-f]+, v2, %d \(netns:%s\), , , %s\]: %d$`, c.why, inode, ns2, regexp.QuoteMeta(c.label), c.n))
 		if !re.MatchString(got) {
 			t.Errorf("no line %s in:\n%s", re, got)
 		}

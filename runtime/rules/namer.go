@@ -163,7 +163,9 @@ func (n *Namer) Name(d Drop) Verdict { return n.name(d, true) }
 // Rule names the rule or action as Name does, without an nftables rule's
 // text, comment, iptables-nft form and object (no nft or iptables-nft
 // run): what a map key's rule label needs (table, chain, handle or
-// number), cheap enough for each new element of a scrape.
+// number), cheap enough for each new element of a scrape. A tc drop on a
+// hook with several actions names the hook alone (no Text): the element
+// counts the hook's later drops too, whichever action drops them.
 func (n *Namer) Rule(d Drop) Verdict { return n.name(d, false) }
 
 func (n *Namer) name(d Drop, full bool) Verdict {
@@ -171,7 +173,7 @@ func (n *Namer) name(d Drop, full bool) Verdict {
 	case "NETFILTER_DROP":
 		return n.netfilter(d, full)
 	case "TC_INGRESS", "TC_EGRESS":
-		return n.tcAction(d)
+		return n.tcAction(d, full)
 	}
 	return Verdict{}
 }
@@ -240,7 +242,11 @@ func (n *Namer) nftVerdict(t traceDrop, path string, full bool) Verdict {
 	return v
 }
 
-func (n *Namer) tcAction(d Drop) Verdict {
+// tcAction names a tc drop's action; without full (a map key's label,
+// asked once for all the drops an element counts), the hook alone where it
+// has more than one action: which of them dropped the drops to come
+// cannot be known.
+func (n *Namer) tcAction(d Drop, full bool) Verdict {
 	hook := "ingress"
 	if d.Reason == "TC_EGRESS" {
 		hook = "egress"
@@ -249,12 +255,14 @@ func (n *Namer) tcAction(d Drop) Verdict {
 	if !ok || d.Dev == "" {
 		return Verdict{Note: "the drop's network namespace is not found"}
 	}
-	a, count, qdisc, err := n.tc.name(strconv.FormatUint(d.Netns, 10), path, d.Dev, hook)
+	a, count, onHook, qdisc, err := n.tc.name(strconv.FormatUint(d.Netns, 10), path, d.Dev, hook)
 	switch {
 	case err != nil:
 		// Said once; the blocks stay as they were.
 		n.warn("tc's actions cannot be named: " + err.Error())
 		return Verdict{}
+	case count == 1 && !full && onHook > 1:
+		return Verdict{Kind: "tc", Dev: d.Dev, Hook: hook, Qdisc: qdisc}
 	case count == 1:
 		return Verdict{Kind: "tc", Dev: d.Dev, Hook: hook, Qdisc: qdisc,
 			Text: fmt.Sprintf("filter protocol %s pref %d %s chain %d handle %s, action order %d: %s", a.protocol, a.pref, a.kind, a.chain, a.handle, a.order, a.action)}

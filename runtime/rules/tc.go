@@ -1,6 +1,10 @@
 package rules
 
-import "sync"
+import (
+	"sort"
+	"sync"
+	"time"
+)
 
 // tcActs names the classic tc action (gact drop, police over its limit,
 // mirred to a device that is down) that dropped a packet, by the kernel's
@@ -29,6 +33,9 @@ type tcAction struct {
 	pref, order, chain     int
 	action                 string
 	drops                  uint64
+	// first and last are when the action was first and last used, as the
+	// kernel keeps them (in 10 ms steps); zero where it says none.
+	first, last time.Time
 }
 
 // start reads the counters (ns is the namespace's inode, in decimal) of a
@@ -66,20 +73,27 @@ func (t *tcActs) update(ns string, acts []tcAction) {
 }
 
 // name names the action that dropped a packet on dev's hook: exactly one
-// action with credit; how many have it otherwise; the qdisc that holds the
-// hook ("": none).
-func (t *tcActs) name(ns, nsPath, dev, hook string) (tcAction, int, string, error) {
+// action with credit; how many have it otherwise; and the hook's actions,
+// how many, and the qdisc that holds it ("": none).
+func (t *tcActs) name(ns, nsPath, dev, hook string) (a tcAction, credited, onHook int, qdisc string, err error) {
 	acts, err := readTC(nsPath, dev)
 	if err != nil {
-		return tcAction{}, 0, "", err
+		return tcAction{}, 0, 0, "", err
 	}
-	a, n := t.credited(ns, dev, hook, acts)
-	return a, n, a.qdisc, nil
+	for _, x := range acts {
+		if x.dev == dev && x.hook == hook {
+			onHook++
+			qdisc = x.qdisc
+		}
+	}
+	a, credited = t.credited(ns, dev, hook, acts)
+	return a, credited, onHook, qdisc, nil
 }
 
 // credited credits the drops counted since the last read and takes one
-// from the one action of dev's hook with credit: how many have credit
-// otherwise.
+// from the one action of dev's hook with credit, or from the one of
+// several whose uses all came before the others' (usedBefore): how many
+// have credit otherwise.
 func (t *tcActs) credited(ns, dev, hook string, acts []tcAction) (tcAction, int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -90,9 +104,38 @@ func (t *tcActs) credited(ns, dev, hook string, acts []tcAction) (tcAction, int)
 			hit = append(hit, a)
 		}
 	}
+	if len(hit) > 1 {
+		if first, ok := usedBefore(hit); ok {
+			hit = []tcAction{first}
+		}
+	}
 	if len(hit) != 1 {
 		return tcAction{}, len(hit)
 	}
 	t.credit[ns+"\x00"+hit[0].key]--
 	return hit[0], 1
+}
+
+// useSlack is how far apart two actions' uses must be to be ordered: the
+// kernel keeps them in jiffies and says them in 10 ms steps.
+const useSlack = 30 * time.Millisecond
+
+// usedBefore is, of several actions with drops not yet named, the one
+// whose every use came before any use of the others (its last before
+// their first): its drops are the ones printed first, the drops coming in
+// the kernel's order. None where their uses overlap, or a time is not
+// known.
+func usedBefore(hit []tcAction) (tcAction, bool) {
+	sorted := append([]tcAction(nil), hit...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].last.Before(sorted[j].last) })
+	e := sorted[0]
+	if e.last.IsZero() {
+		return tcAction{}, false
+	}
+	for _, h := range sorted[1:] {
+		if h.first.IsZero() || !h.first.After(e.last.Add(useSlack)) {
+			return tcAction{}, false
+		}
+	}
+	return e, true
 }

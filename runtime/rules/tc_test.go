@@ -3,6 +3,7 @@ package rules
 import (
 	"encoding/binary"
 	"testing"
+	"time"
 )
 
 // tcFilterMsg is an RTM_NEWTFILTER's body as the kernel sends it: a u32
@@ -69,7 +70,7 @@ func TestTCFilterActions(t *testing.T) {
 		{"skbedit drop", tcFilterMsg("skbedit", 2, tcGen(2), 5, 0, 0), "skbedit drop", 5},
 		{"goto chain", tcFilterMsg("gact", 2, tcGen(2<<28|3), 5, 0, 0), "gact goto chain 3", 0},
 	} {
-		acts := parseTCFilter(c.msg, "v2", "ingress", "clsact", names)
+		acts := parseTCFilter(c.msg, "v2", "ingress", "clsact", names, time.Now())
 		if len(acts) != 1 {
 			t.Errorf("%s: %d actions", c.name, len(acts))
 			continue
@@ -79,7 +80,7 @@ func TestTCFilterActions(t *testing.T) {
 			t.Errorf("%s: %+v, want %q dropping %d", c.name, a, c.text, c.drop)
 		}
 	}
-	if acts := parseTCFilter([]byte{1, 2, 3}, "v2", "ingress", "clsact", names); acts != nil {
+	if acts := parseTCFilter([]byte{1, 2, 3}, "v2", "ingress", "clsact", names, time.Now()); acts != nil {
 		t.Errorf("a short message read as %+v", acts)
 	}
 }
@@ -90,7 +91,7 @@ func TestTCFilterActions(t *testing.T) {
 func TestTCActionCredits(t *testing.T) {
 	var tc tcActs
 	read := func(drops uint32) []tcAction {
-		return parseTCFilter(tcFilterMsg("gact", 2, tcGen(2), drops, drops, 0), "v2", "ingress", "clsact", nil)
+		return parseTCFilter(tcFilterMsg("gact", 2, tcGen(2), drops, drops, 0), "v2", "ingress", "clsact", nil, time.Now())
 	}
 	tc.update("1", read(3)) // the first read: counts, no credit
 	if _, n := tc.credited("1", "v2", "ingress", read(3)); n != 0 {
@@ -141,5 +142,56 @@ func TestTCFormats(t *testing.T) {
 		if c.got != c.want {
 			t.Errorf("%q, want %q", c.got, c.want)
 		}
+	}
+}
+
+// TestTCActionsInOrder: two actions of one hook with drops not yet named
+// are told apart where every use of one came before any of the other's
+// (the kernel's first and last use): the earlier's drops are named first,
+// then the later's; where their uses overlap, neither is named.
+func TestTCActionsInOrder(t *testing.T) {
+	now := time.Now()
+	// struct tcf_t (TCA_GACT_TM): install, lastuse, expires, firstuse, in
+	// 10 ms ticks before the read.
+	tcfT := func(last, first uint64) []byte {
+		tm := make([]byte, 32)
+		binary.LittleEndian.PutUint64(tm[8:], last)
+		binary.LittleEndian.PutUint64(tm[24:], first)
+		return tm
+	}
+	tmA, tmB := tcfT(200, 201), tcfT(50, 52) // A used 2 s ago, B 0.5 s ago
+	build := func(pref uint32, tm []byte, drops uint32) []byte {
+		b := tcmsgOf(2, 0x80000800+pref, tcHIngress, pref<<16|0x0008)
+		b = append(b, attrStr(tcaKind, "u32")...)
+		queue := make([]byte, 20)
+		binary.LittleEndian.PutUint32(queue[8:], drops)
+		act := nested(1,
+			attrStr(tcaActKind, "gact"),
+			nested(tcaActOptions, attr(1, tm), attr(2, tcGen(2))),
+			nested(tcaActStats, attr(tcaStatsQueue, queue)))
+		return append(b, nested(tcaOptions, nested(tcActsAttr["u32"], act))...)
+	}
+	read := func(a, b uint32, tmB []byte) []tcAction {
+		return append(parseTCFilter(build(10, tmA, a), "v2", "ingress", "clsact", nil, now),
+			parseTCFilter(build(20, tmB, b), "v2", "ingress", "clsact", nil, now)...)
+	}
+	acts := read(0, 0, tmB)
+	if got := acts[0].last; got.Sub(now.Add(-2*time.Second)).Abs() > time.Millisecond || acts[0].first.After(acts[0].last) {
+		t.Fatalf("A's uses read as %v, %v (now %v)", acts[0].first, acts[0].last, now)
+	}
+	var tc tcActs
+	tc.update("1", acts)
+	// A dropped two, then B two, before the first block was printed.
+	for i, want := range []int{10, 10, 20, 20} {
+		a, n := tc.credited("1", "v2", "ingress", read(2, 2, tmB))
+		if n != 1 || a.pref != want {
+			t.Fatalf("drop %d: %d credited, pref %d, want %d", i, n, a.pref, want)
+		}
+	}
+	// Uses that overlap (B first used before A's last): not told apart.
+	tc = tcActs{}
+	tc.update("1", read(2, 2, tmB))
+	if _, n := tc.credited("1", "v2", "ingress", read(3, 3, tcfT(50, 300))); n != 2 {
+		t.Fatalf("overlapping uses: %d credited, want 2 (which)", n)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -22,6 +23,7 @@ const (
 	tcaStatsPkt64 = 8
 
 	tcaPoliceTbf    = 1 // struct tc_police
+	tcaPoliceTm     = 6
 	tcaPoliceRate64 = 8
 
 	tcActShot      = 2
@@ -94,7 +96,7 @@ func readTC(nsPath, dev string) ([]tcAction, error) {
 				}
 				for _, m := range msgs {
 					if m.typ == unix.RTM_NEWTFILTER {
-						acts = append(acts, parseTCFilter(m.body, names[idx].name, hook, qdiscs[idx], names)...)
+						acts = append(acts, parseTCFilter(m.body, names[idx].name, hook, qdiscs[idx], names, time.Now())...)
 					}
 				}
 			}
@@ -106,9 +108,11 @@ func readTC(nsPath, dev string) ([]tcAction, error) {
 
 // parseTCFilter reads one filter's message (struct tcmsg and its
 // attributes): its actions, each with its filter's protocol, pref, kind,
-// chain and handle, what it does, and how many packets it dropped. names
-// are the namespace's devices, for a mirred action's target.
-func parseTCFilter(body []byte, dev, hook, qdisc string, names map[int32]netDev) []tcAction {
+// chain and handle, what it does, how many packets it dropped, and when it
+// was first and last used (the kernel says how long ago; now is the
+// read's time). names are the namespace's devices, for a mirred action's
+// target.
+func parseTCFilter(body []byte, dev, hook, qdisc string, names map[int32]netDev, now time.Time) []tcAction {
 	if len(body) < tcmsgLen {
 		return nil
 	}
@@ -135,6 +139,7 @@ func parseTCFilter(body []byte, dev, hook, qdisc string, names map[int32]netDev)
 		t := f
 		t.order = int(a.typ)
 		t.action, t.drops = readAction(a.data, names)
+		t.first, t.last = actionUse(a.data, now)
 		t.key = fmt.Sprintf("%s/%s/%d/%d/%s/%s/%d/%s", dev, hook, t.pref, chain, kind, t.handle, t.order, cstr(attrs(a.data)[tcaActKind]))
 		acts = append(acts, t)
 	}
@@ -213,6 +218,34 @@ func readAction(b []byte, names map[int32]netDev) (string, uint64) {
 		return kind + " " + tcControl(ctl), drops
 	}
 	return kind, drops
+}
+
+// actionUse is when an action was first and last used: struct tcf_t of
+// its options (TCA_GACT_TM, ...), ages in USER_HZ ticks (10 ms) before the
+// dump; zero times where it has none, or was never used.
+func actionUse(b []byte, now time.Time) (first, last time.Time) {
+	at := attrs(b)
+	kind := cstr(at[tcaActKind])
+	tmAttr := uint16(1) // TCA_*_TM: 1 where the parameters are 2
+	switch {
+	case kind == "police":
+		tmAttr = tcaPoliceTm
+	case tcParmsAttr[kind] == 1:
+		tmAttr = 2
+	case tcParmsAttr[kind] == 0:
+		return
+	}
+	tm := attrs(at[tcaActOptions])[tmAttr]
+	if len(tm) < 32 {
+		return
+	}
+	tick := func(off int) time.Time {
+		return now.Add(-time.Duration(binary.LittleEndian.Uint64(tm[off:])) * 10 * time.Millisecond)
+	}
+	if binary.LittleEndian.Uint64(tm[24:]) == 0 { // firstuse: never used
+		return
+	}
+	return tick(24), tick(8)
 }
 
 // describePolice is a police action as tc prints its first line,
