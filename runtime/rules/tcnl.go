@@ -222,7 +222,7 @@ func readAction(b []byte, names map[int32]netDev) (string, uint64) {
 
 // actionUse is when an action was first and last used: struct tcf_t of
 // its options (TCA_GACT_TM, ...), ages in USER_HZ ticks (10 ms) before the
-// dump; zero times where it has none, or was never used.
+// dump; zero times where it has none.
 func actionUse(b []byte, now time.Time) (first, last time.Time) {
 	at := attrs(b)
 	kind := cstr(at[tcaActKind])
@@ -242,9 +242,8 @@ func actionUse(b []byte, now time.Time) (first, last time.Time) {
 	tick := func(off int) time.Time {
 		return now.Add(-time.Duration(binary.LittleEndian.Uint64(tm[off:])) * 10 * time.Millisecond)
 	}
-	if binary.LittleEndian.Uint64(tm[24:]) == 0 { // firstuse: never used
-		return
-	}
+	// firstuse 0: never used, or less than a tick ago (an action with
+	// drops to name has been used: now).
 	return tick(24), tick(8)
 }
 
