@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 )
 
 // packetBlock is what packetcheck reads of a --timeline -f json block.
@@ -15,8 +16,9 @@ type packetBlock struct {
 	Packet string `json:"packet"`
 	Skb    string `json:"skb"`
 	Hops   []struct {
-		Func string `json:"func"`
-		Skb  string `json:"skb"`
+		Func string         `json:"func"`
+		Skb  string         `json:"skb"`
+		Data map[string]any `json:"data"`
 		Edge *struct {
 			Kind   string `json:"kind"`
 			Index  int    `json:"index"`
@@ -42,6 +44,8 @@ func packetCheck(args []string) int {
 	minMerge := fs.Int("merges", 0, "least GRO merges in all")
 	minReasm := fs.Int("reassembled", 0, "least reassembled datagrams")
 	blocks := fs.Int("blocks", 0, "exactly this many blocks with a split (0: any)")
+	packets := fs.Int("packets", 0, "exactly this many packets' blocks (0: any)")
+	devs := fs.String("devs", "", "devices (comma-separated) that one packet's block must each have a hop on: overlay and underlay")
 	fs.Parse(args)
 	if fs.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: vmtool packetcheck [-segments N] [-fragments N] [-merges N] [-reassembled N] [-blocks N] FILE")
@@ -57,7 +61,8 @@ func packetCheck(args []string) int {
 		fmt.Printf("packetcheck: "+format+"\n", a...)
 		err = fmt.Errorf("relations broken")
 	}
-	var segs, frags, merges, reasm, split int
+	var segs, frags, merges, reasm, split, npkt int
+	crossed := *devs == ""
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
@@ -65,9 +70,23 @@ func packetCheck(args []string) int {
 		if json.Unmarshal(sc.Bytes(), &b) != nil || b.Type != "timeline" || b.Packet == "" {
 			continue
 		}
-		skbs := map[string]bool{}
+		npkt++
+		skbs, on := map[string]bool{}, map[string]bool{}
 		for _, h := range b.Hops {
 			skbs[h.Skb] = true
+			if d, ok := h.Data["dev"].(string); ok {
+				on[d] = true
+			}
+		}
+		if *devs != "" {
+			all := true
+			for _, d := range strings.Split(*devs, ",") {
+				all = all && on[d]
+			}
+			if all {
+				crossed = true
+				fmt.Printf("packet %s: hops on %s\n", b.Packet, *devs)
+			}
 		}
 		type key struct{ parent, kind string }
 		idx := map[key][]int{}
@@ -140,6 +159,12 @@ func packetCheck(args []string) int {
 		if c.got < c.want {
 			bad("%d %s; want %d or more", c.got, c.what, c.want)
 		}
+	}
+	if !crossed {
+		bad("no packet's block has hops on each of %s", *devs)
+	}
+	if *packets > 0 && npkt != *packets {
+		bad("%d packets' blocks; want %d", npkt, *packets)
 	}
 	if *blocks > 0 && split != *blocks {
 		bad("%d blocks with splits; want %d", split, *blocks)

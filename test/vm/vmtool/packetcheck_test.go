@@ -11,7 +11,7 @@ import (
 // parent outside the block and too few segments.
 func TestPacketCheck(t *testing.T) {
 	hop := func(skb, edge string) string {
-		return `{"func":"f","skb":"` + skb + `"` + edge + `}`
+		return `{"data":{"dev":"d` + skb + `"},"func":"f","skb":"` + skb + `"` + edge + `}`
 	}
 	seg := func(i string) string {
 		return `,"edge":{"count":3,"index":` + i + `,"kind":"segment","parent":"0xa"}`
@@ -33,7 +33,9 @@ func TestPacketCheck(t *testing.T) {
 		args       []string
 		rc         int
 	}{
-		{"good", good, []string{"-segments", "3", "-merges", "1", "-blocks", "1"}, 0},
+		{"good", good, []string{"-segments", "3", "-merges", "1", "-blocks", "1", "-packets", "1", "-devs", "d0xa,d0xc"}, 0},
+		{"not crossed", good, []string{"-devs", "d0xa,d0xe"}, 1},
+		{"two packets", good + good, []string{"-packets", "1"}, 1},
 		{"gap", block(hop("0xa", ""), hop("0xb", seg("1")), hop("0xd", seg("3"))), nil, 1},
 		{"stranger", block(hop("0xb", seg("1")), hop("0xc", seg("2")), hop("0xd", seg("3"))), nil, 1},
 		{"too few", good, []string{"-segments", "4"}, 1},
