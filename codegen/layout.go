@@ -75,6 +75,9 @@ type MapLayout struct {
 	Slot *PackedSlot
 	// Lhist is an lhist map's min, max and step; nil for other kinds.
 	Lhist *[3]int64
+	// HistBits is hist(n, k)'s k: each power of two's range split in 2^k
+	// buckets; 0 for hist(n) and other kinds.
+	HistBits int
 	// Tseries is a tseries map's interval (ns), number of intervals and
 	// aggregation (stdlib.TseriesAggs); nil for other kinds.
 	Tseries *[3]int64
@@ -115,6 +118,9 @@ func (l *MapLayout) Bucket(i int64) (lo, hi int64) {
 		}
 		a := from + (i-1)*step
 		return a, min(a+step, to)
+	}
+	if l.HistBits > 0 && i >= 2 {
+		return HistBucket(i, int64(l.HistBits))
 	}
 	// bpftrace's buckets: negative, zero, one, then [2^(i-2), 2^(i-1)).
 	switch {
@@ -195,4 +201,22 @@ func valueSize(l *MapLayout) int {
 		return SlotSize(l.Value)
 	}
 	return 8
+}
+
+// HistBucket is the range of bucket i >= 2 of hist(n, k): the values 1
+// to 2^k - 1 a bucket each (i - 1), then each power of two's range
+// [2^j, 2^(j+1)) for j >= k split in 2^k buckets of 2^(j-k) values (the
+// index codegen's bucket computes: 1 + 2^k*(j-k) + (v >> (j-k))).
+func HistBucket(i, k int64) (lo, hi int64) {
+	n := i - 1
+	if n < 1<<k {
+		return n, n + 1
+	}
+	g, s := n>>k, n&(1<<k-1)
+	shift := g - 1 // j - k
+	if shift >= 62-k {
+		return math.MaxInt64, math.MaxInt64
+	}
+	lo = (1<<k + s) << shift
+	return lo, lo + 1<<shift
 }

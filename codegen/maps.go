@@ -392,10 +392,21 @@ func (g *gen) aggregate2(m *lang.MapExpr, spec *ebpf.MapSpec, fn string) error {
 func (g *gen) bucket(c *lang.CallExpr) error {
 	g.vs.pop(asm.R1)
 	set := g.label("bucket") + "_set"
+	var bits int64
+	if c.Name == "hist" && len(c.Args) == 2 {
+		bits, _ = g.info.ConstInt(c.Args[1])
+		if m, ok := g.mapOf[c]; ok {
+			g.maps.layout(m).HistBits = int(bits)
+		}
+	}
 	if c.Name == "hist" {
 		// A value just loaded from 4 bytes or fewer is neither negative
 		// nor 1<<32 or more: those tests go.
 		narrow := g.zeroExtended32(asm.R1)
+		if bits > 0 {
+			// hist(n, k) needs the value after the search for its top bit.
+			g.emit(asm.Mov.Reg(asm.R3, asm.R1))
+		}
 		if !narrow {
 			g.emit(asm.Mov.Imm(asm.R0, 0), asm.JSLT.Imm(asm.R1, 0, set))
 		}
@@ -423,6 +434,9 @@ func (g *gen) bucket(c *lang.CallExpr) error {
 			}
 			g.emit(asm.Add.Imm(asm.R0, shift))
 			g.mark(skip)
+		}
+		if bits > 0 {
+			g.histBits(bits, set)
 		}
 	} else {
 		lo, ok1 := g.info.ConstInt(c.Args[1])

@@ -125,7 +125,7 @@ var Funcs = []*Func{
 	agg("min", types.AggMin, 1, "min(value)", "smallest value"),
 	agg("max", types.AggMax, 1, "max(value)", "largest value"),
 	agg("stats", types.AggStats, 1, "stats(value)", "count, average and total"),
-	agg("hist", types.AggHist, 1, "hist(value)", "power-of-two histogram"),
+	hist,
 	lhist,
 	tseries,
 	elemFunc("delete", "deletes a map element; true where there was one to delete"),
@@ -451,3 +451,23 @@ const MaxStrlen = 255
 // StackDepth is the most frames a kernel stack keeps (codegen's
 // StackDepth, the kernel's default perf_event_max_stack).
 const StackDepth = 127
+
+// HistMaxBits is the largest k of hist(n, k), as bpftrace's: 2^5 buckets
+// a power of two.
+const HistMaxBits = 5
+
+// hist is hist(value[, k]): a power-of-two histogram, each power's range
+// split in 2^k buckets.
+var hist = &Func{Name: "hist", Sig: "hist(value [, k])", Doc: "power-of-two histogram; with k (0 to 5), each power of two's range split in 2^k buckets", Agg: types.AggHist,
+	Infer: func(c Call) types.Type {
+		t := types.Type{Kind: types.Agg, Agg: types.AggHist}
+		if !arity(c, "hist(value [, k])", 1, 2) || !intArg(c, 0, "hist") {
+			return t
+		}
+		if c.NArgs() == 2 {
+			if k, ok := c.ConstInt(1); !ok || k < 0 || k > HistMaxBits {
+				c.Errorf(1, "e.g. hist(len, 2)", "hist's k must be a constant from 0 to %d", HistMaxBits)
+			}
+		}
+		return t
+	}}

@@ -50,9 +50,27 @@ func combine(t types.Type, perCPU [][]byte) Agg {
 // histBuckets is one histogram: bucket index to count.
 type histBuckets map[int64]int64
 
-// histLabel names bucket i: hist's power-of-two ranges, or lhist's steps.
-func histLabel(i int64, lhist *[3]int64) string {
-	if lhist != nil {
+// histSpec is what a histogram's buckets are: lhist's bounds, or hist's
+// bits (hist(n, k): 2^k buckets a power of two; 0 is hist(n)'s).
+type histSpec struct {
+	lhist *[3]int64
+	bits  int64
+}
+
+// histSpecOf is a histogram map's buckets.
+func histSpecOf(l *codegen.MapLayout) histSpec { return histSpec{l.Lhist, int64(l.HistBits)} }
+
+// histLabel names bucket i: hist's power-of-two ranges (split in 2^k
+// with hist(n, k): [8, 10)), or lhist's steps.
+func histLabel(i int64, hs histSpec) string {
+	if hs.bits > 0 && i >= 2 {
+		lo, hi := codegen.HistBucket(i, hs.bits)
+		if hi-lo == 1 {
+			return fmt.Sprintf("[%s]", bitsSuffix(lo, hs.bits))
+		}
+		return fmt.Sprintf("[%s, %s)", bitsSuffix(lo, hs.bits), bitsSuffix(hi, hs.bits))
+	}
+	if lhist := hs.lhist; lhist != nil {
 		lo, hi, step := lhist[0], lhist[1], lhist[2]
 		last := (hi-lo+step-1)/step + 1
 		switch {
@@ -79,6 +97,21 @@ func histLabel(i int64, lhist *[3]int64) string {
 	return fmt.Sprintf("[%s, %s)", sizeSuffix(int64(1)<<(i-2)), sizeSuffix(int64(1)<<(i-1)))
 }
 
+// bitsSuffix writes hist(n, k)'s bounds as bpftrace does: in the
+// largest unit of 1024 that divides v at least 2^k times (k = 1: 2K,
+// 1024K, 2M; k = 5: 2048, 2016K), which for k = 0 is sizeSuffix's.
+func bitsSuffix(v, k int64) string {
+	for _, u := range []struct {
+		n    int64
+		unit string
+	}{{1 << 60, "E"}, {1 << 50, "P"}, {1 << 40, "T"}, {1 << 30, "G"}, {1 << 20, "M"}, {1 << 10, "K"}} {
+		if v%u.n == 0 && v/u.n >= 1<<k {
+			return fmt.Sprintf("%d%s", v/u.n, u.unit)
+		}
+	}
+	return fmt.Sprint(v)
+}
+
 // sizeSuffix writes powers of 1024 as bpftrace does: 1K, 4M.
 func sizeSuffix(v int64) string {
 	for _, s := range []struct {
@@ -95,7 +128,7 @@ func sizeSuffix(v int64) string {
 // printHist prints a histogram in bpftrace's layout: label, count, and a bar
 // 52 columns wide at the largest bucket, from the first to the last bucket
 // that counted something (none where zero() emptied them all).
-func printHist(w io.Writer, h histBuckets, lhist *[3]int64) {
+func printHist(w io.Writer, h histBuckets, hs histSpec) {
 	var idx []int64
 	var top int64
 	for i, c := range h {
@@ -114,7 +147,7 @@ func printHist(w io.Writer, h histBuckets, lhist *[3]int64) {
 		if top > 0 {
 			bar = int(c * 52 / top)
 		}
-		fmt.Fprintf(w, "%-16s%8d |%s%s|\n", histLabel(i, lhist), c, strings.Repeat("@", bar), strings.Repeat(" ", 52-bar))
+		fmt.Fprintf(w, "%-16s%8d |%s%s|\n", histLabel(i, hs), c, strings.Repeat("@", bar), strings.Repeat(" ", 52-bar))
 	}
 }
 

@@ -92,12 +92,12 @@ func printMapBpftrace(f *Values, w io.Writer, m MapData, view View) error {
 func printHistsBpftrace(w io.Writer, mi *codegen.MapLayout, entries []Entry, view View) error {
 	name := mi.Name
 	hists := histsByKey(entries)
-	lhist := mi.Lhist
+	hs := histSpecOf(mi)
 	keys, hists := view.hists(hists)
 	byTotal(keys, hists)
 	for _, k := range keys {
 		fmt.Fprintf(w, "@%s%s:\n", name, k)
-		printHist(w, hists[k], lhist)
+		printHist(w, hists[k], hs)
 		if _, err := fmt.Fprintln(w); err != nil {
 			return err
 		}

@@ -115,7 +115,7 @@ func (f *Values) appendBtJSONMap(dst []byte, m MapData, view View) []byte {
 			return dst[:start]
 		}
 		if len(mi.Keys) == 0 {
-			dst = appendBtJSONHist(dst, hists[keys[0]], mi.Lhist)
+			dst = appendBtJSONHist(dst, hists[keys[0]], histSpecOf(mi))
 		} else {
 			dst = append(dst, '{')
 			for i, k := range keys {
@@ -124,7 +124,7 @@ func (f *Values) appendBtJSONMap(dst []byte, m MapData, view View) []byte {
 				}
 				dst = appendBtJSONString(dst, btJSONKey(k))
 				dst = append(dst, ": "...)
-				dst = appendBtJSONHist(dst, hists[k], mi.Lhist)
+				dst = appendBtJSONHist(dst, hists[k], histSpecOf(mi))
 			}
 			dst = append(dst, '}')
 		}
@@ -178,7 +178,7 @@ func (f *Values) appendBtJSONEntry(dst []byte, mi *codegen.MapLayout, e Entry) [
 // appendBtJSONHist appends one histogram: its buckets from the first to
 // the last that counted, each {"min": lo, "max": hi, "count": n} with the
 // bounds inclusive (no "min" below the lowest, no "max" above the top).
-func appendBtJSONHist(dst []byte, h histBuckets, lhist *[3]int64) []byte {
+func appendBtJSONHist(dst []byte, h histBuckets, hs histSpec) []byte {
 	var idx []int64
 	for _, i := range slices.Sorted(maps.Keys(h)) {
 		if h[i] != 0 {
@@ -192,7 +192,7 @@ func appendBtJSONHist(dst []byte, h histBuckets, lhist *[3]int64) []byte {
 				dst = append(dst, ',')
 			}
 			dst = append(dst, '{')
-			lo, hi, hasLo, hasHi := histBounds(i, lhist)
+			lo, hi, hasLo, hasHi := histBounds(i, hs)
 			if hasLo {
 				dst = appendBtJSONInt(append(dst, `"min": `...), lo)
 				dst = append(dst, ", "...)
@@ -211,8 +211,12 @@ func appendBtJSONHist(dst []byte, h histBuckets, lhist *[3]int64) []byte {
 // histBounds is bucket i's inclusive bounds: hist's powers of two, or
 // lhist's steps; the lowest bucket has no lower bound, lhist's top none
 // above.
-func histBounds(i int64, lhist *[3]int64) (lo, hi int64, hasLo, hasHi bool) {
-	if lhist != nil {
+func histBounds(i int64, hs histSpec) (lo, hi int64, hasLo, hasHi bool) {
+	if hs.bits > 0 && i >= 2 {
+		lo, hi := codegen.HistBucket(i, hs.bits)
+		return lo, hi - 1, true, true
+	}
+	if lhist := hs.lhist; lhist != nil {
 		min0, max0, step := lhist[0], lhist[1], lhist[2]
 		last := (max0-min0+step-1)/step + 1
 		switch {

@@ -192,14 +192,14 @@ func (f *Values) jsonEntry(mi *codegen.MapLayout, e Entry) any {
 func printHists(w io.Writer, mi *codegen.MapLayout, entries []Entry, first bool, view View, json bool) error {
 	name := mi.Name
 	hists := histsByKey(entries)
-	lhist := mi.Lhist
+	hs := histSpecOf(mi)
 	keys, hists := view.hists(hists)
 	if json {
 		data := map[string]any{}
 		for _, k := range keys {
 			var buckets []map[string]any
 			for _, i := range slices.Sorted(maps.Keys(hists[k])) {
-				buckets = append(buckets, map[string]any{"bucket": histLabel(i, lhist), "count": hists[k][i]})
+				buckets = append(buckets, map[string]any{"bucket": histLabel(i, hs), "count": hists[k][i]})
 			}
 			data[strings.Trim(k, "[]")] = buckets
 		}
@@ -211,7 +211,7 @@ func printHists(w io.Writer, mi *codegen.MapLayout, entries []Entry, first bool,
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintf(w, "@%s%s:\n", name, k)
-		printHist(w, hists[k], lhist)
+		printHist(w, hists[k], hs)
 	}
 	return nil
 }

@@ -56,7 +56,7 @@ func TestHistLabels(t *testing.T) {
 		{3, &[3]int64{0, 5, 1}, "[2]"},
 	}
 	for _, tt := range tests {
-		if got := histLabel(tt.i, tt.lhist); got != tt.want {
+		if got := histLabel(tt.i, histSpec{lhist: tt.lhist}); got != tt.want {
 			t.Errorf("histLabel(%d, %v) = %q, want %q", tt.i, tt.lhist, got, tt.want)
 		}
 	}
