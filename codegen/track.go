@@ -20,16 +20,21 @@ const (
 	// HelperFollow follows clones and copies: an fexit program on each
 	// function that makes a new skb from a tracked one tracks the new one.
 	HelperFollow = "follow"
-	// HelperForget forgets a followed skb where its memory goes back
+	// HelperForget marks a followed skb freed where its memory goes back
 	// (trackEnds), whichever way it was freed: skbs freed without the
 	// free tracepoints (a TCP segment coalesced into another, its head
-	// stolen) must not hand their packet to the next skb at their address.
+	// stolen) must not hand their packet to the next skb at their
+	// address. The entry stays, ended, so that the returns of the calls
+	// that freed it still run (skbret:, --graph).
 	HelperForget = "forget"
 )
 
 // trackEnds are where an skb's memory goes back, after every function
-// that takes it: fexit programs there delete its entry.
-var trackEnds = []string{"kfree_skbmem", "napi_skb_cache_put"}
+// that takes it: fentry programs there mark it ended with its
+// fingerprint, read while the skb is still whole.
+// kfree_skb_partial and napi_skb_free_stolen_head free an skb whose head
+// was stolen straight to the slab, without kfree_skbmem.
+var trackEnds = []string{"kfree_skbmem", "napi_skb_cache_put", "kfree_skb_partial", "napi_skb_free_stolen_head"}
 
 // The tracked map's values: a state, then, once the skb is freed, what
 // tells it from a new skb at its address (len, head, data: a new skb gets a
@@ -218,9 +223,11 @@ func trackHelpers(out *Output, skb *btf.Struct) error {
 			asm.Add.Imm(asm.R2, int32(key)),
 		}
 	}
-	for _, tp := range freeTracepoints {
-		// tp_btf: args[0] is the skb. A followed one is marked ended, with
-		// its fingerprint read into the map's value (R7 points to it).
+	ends := append(append([]string{}, freeTracepoints...), trackEnds...)
+	for i, tp := range ends {
+		// tp_btf, or fentry on trackEnds: args[0] is the skb. A followed
+		// one is marked ended, with its fingerprint read into the map's
+		// value (R7 points to it).
 		insns := asm.Instructions{asm.LoadMem(asm.R6, asm.R1, 0, asm.DWord)}
 		insns = append(insns, lookupKey(asm.R6)...)
 		insns = append(insns,
@@ -244,6 +251,13 @@ func trackHelpers(out *Output, skb *btf.Struct) error {
 			)
 		}
 		insns = append(insns, asm.Mov.Imm(asm.R0, 0).WithSymbol("done"), asm.Return())
+		if i >= len(freeTracepoints) {
+			name := "forget_" + tp
+			out.Programs = append(out.Programs, &Program{Name: name, SkbArg: -1, Helper: HelperForget,
+				Attach: Attach{Kind: AttachFentry, Text: "track()", Func: tp},
+				Prog:   &ebpf.ProgramSpec{Name: name, License: "GPL", Type: ebpf.Tracing, AttachType: ebpf.AttachTraceFEntry, AttachTo: tp, Instructions: insns}})
+			continue
+		}
 		out.Programs = append(out.Programs, &Program{Name: "untrack_" + tp, SkbArg: -1, Helper: HelperUntrack, Tracepoint: tp,
 			Attach: Attach{Kind: AttachTpBTF, Text: "track()", Name: tp},
 			Prog:   &ebpf.ProgramSpec{Name: "untrack_" + tp, License: "GPL", Type: ebpf.Tracing, AttachType: ebpf.AttachTraceRawTp, AttachTo: tp, Instructions: insns}})
@@ -287,15 +301,6 @@ func trackHelpers(out *Output, skb *btf.Struct) error {
 		out.Programs = append(out.Programs, &Program{Name: name, SkbArg: -1, Helper: HelperFollow,
 			Attach: Attach{Kind: AttachFexit, Text: "track()", Func: fn.Name},
 			Prog:   &ebpf.ProgramSpec{Name: name, License: "GPL", Type: ebpf.Tracing, AttachType: ebpf.AttachTraceFExit, AttachTo: fn.Name, Instructions: insns}})
-	}
-	for _, fn := range trackEnds {
-		insns := asm.Instructions{asm.LoadMem(asm.R6, asm.R1, 0, asm.DWord)}
-		insns = append(insns, lookupKey(asm.R6)...)
-		insns = append(insns, asm.FnMapDeleteElem.Call(), asm.Mov.Imm(asm.R0, 0), asm.Return())
-		name := "forget_" + fn
-		out.Programs = append(out.Programs, &Program{Name: name, SkbArg: -1, Helper: HelperForget,
-			Attach: Attach{Kind: AttachFexit, Text: "track()", Func: fn},
-			Prog:   &ebpf.ProgramSpec{Name: name, License: "GPL", Type: ebpf.Tracing, AttachType: ebpf.AttachTraceFExit, AttachTo: fn, Instructions: insns}})
 	}
 	out.Programs = append(out.Programs, edgeHelpers(skb)...)
 	return nil
