@@ -1,7 +1,9 @@
 package codegen
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -309,5 +311,9 @@ func EdgesMissed(attached []string, err error) string {
 	if len(lost) == 0 {
 		return fmt.Sprintf("packets are followed through their splits and merges, but not every function of them: %v", err)
 	}
-	return fmt.Sprintf("%s are not joined to their packet: fexit on the functions that make them is refused here (%v); each is followed as a packet of its own where the filter matches it", strings.Join(lost, ", "), err)
+	why := fmt.Sprintf("the fentry and fexit programs on the functions that make them do not attach (%v)", err)
+	if errors.Is(err, os.ErrPermission) {
+		why = "this kernel refuses fentry and fexit programs even to root"
+	}
+	return fmt.Sprintf("%s are not joined to their packet: %s; each is followed as a packet of its own where the filter matches it", strings.Join(lost, ", "), why)
 }
