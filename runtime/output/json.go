@@ -31,6 +31,11 @@ func (f jsonFormat) Record(dst []byte, ev *codegen.Event, b []byte) []byte {
 	dst = append(dst, `,"func":`...)
 	dst = appendJSONString(dst, where)
 	dst = appendJSONName(dst, n, "namespace")
+	if id, _, _ := recordPacket(ev, b); id != 0 {
+		// A tracking script's: the skb's logical packet (packet.go).
+		dst = strconv.AppendUint(append(dst, `,"packet":"0x`...), id, 16)
+		dst = append(dst, '"')
+	}
 	dst = appendJSONName(dst, n, "pod")
 	dst = strconv.AppendUint(append(dst, `,"skb":"0x`...), u(codegen.PrintSkb), 16)
 	dst = append(dst, `","time":"`...)

@@ -121,3 +121,20 @@ func TestGraphPacket(t *testing.T) {
 		}
 	}
 }
+
+// TestEventJSONPacket: -f json's event of a tracking script names its
+// packet, in json.Marshal's key order.
+func TestEventJSONPacket(t *testing.T) {
+	events := compilePrinter(t, `tracepoint:net:netif_receive_skb { track(); print(len) }`)
+	p := newPrinter(nil, events, NewValues())
+	ev := events[0]
+	b := make([]byte, ev.Size)
+	le := binary.LittleEndian
+	le.PutUint64(b, uint64(ev.ID))
+	le.PutUint64(b[codegen.PrintSkb:], 0xa00)
+	le.PutUint64(b[codegen.PrintPacket:], 0x100000000000b)
+	got := string(jsonFormat{p}.Record(nil, ev, b))
+	if !strings.Contains(got, `"func":"netif_receive_skb","packet":"0x100000000000b","skb":"0xa00"`) {
+		t.Errorf("event %s", got)
+	}
+}
