@@ -26,10 +26,13 @@ type verbFmt struct {
 	bits int
 }
 
-func parseVerbs(vs []stdlib.Verb) []verbFmt {
+func parseVerbs(vs []stdlib.Verb, cInts bool) []verbFmt {
 	out := make([]verbFmt, len(vs))
 	for i, v := range vs {
 		f := verbFmt{text: v.Text, conv: v.Conv, raw: v.Raw, flags: v.Flags, bits: v.Bits()}
+		if cInts {
+			f.bits = cIntBits(v)
+		}
 		s := v.Flags
 		for len(s) > 0 && (s[0] == '-' || s[0] == '0') {
 			if s[0] == '-' {

@@ -16,7 +16,7 @@ func TestVerbsMatchFmt(t *testing.T) {
 	strs := []string{"", "eth0", "vethé1", "a\xffb", "longer than twenty characters"}
 	for _, fl := range flags {
 		for _, conv := range []byte("duxXo") {
-			v := parseVerbs([]stdlib.Verb{{Conv: conv, Flags: fl}})[0]
+			v := parseVerbs([]stdlib.Verb{{Conv: conv, Flags: fl}}, false)[0]
 			for _, n := range ints {
 				for _, signed := range []bool{false, true} {
 					c := string(conv)
@@ -35,7 +35,7 @@ func TestVerbsMatchFmt(t *testing.T) {
 				}
 			}
 		}
-		v := parseVerbs([]stdlib.Verb{{Conv: 's', Flags: fl}})[0]
+		v := parseVerbs([]stdlib.Verb{{Conv: 's', Flags: fl}}, false)[0]
 		for _, s := range strs {
 			want := fmt.Sprintf("%"+fl+"s", s)
 			if got := string(v.pad([]byte("x"+s), 1)); got != "x"+want {

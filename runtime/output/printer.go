@@ -139,7 +139,7 @@ func (p *Printer) addEvent(ev *codegen.Event) {
 	p.events = append(p.events, ev)
 	switch ev.Kind {
 	case codegen.EventPrintf, codegen.EventCat:
-		p.verbs[ev] = parseVerbs(ev.Verbs)
+		p.verbs[ev] = parseVerbs(ev.Verbs, p.fmt.fullEnums)
 	case codegen.EventPrint:
 		p.jsonArgs[ev] = jsonOrder(ev.Args)
 	}

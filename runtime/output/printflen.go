@@ -3,6 +3,8 @@ package output
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/skbtrace/skbtrace/stdlib"
 )
 
 // bpftrace 0.26's printf beyond C's integers (the language side is
@@ -33,4 +35,19 @@ func (v *verbFmt) appendFloat(dst []byte, n uint64, signed bool) []byte {
 		return strconv.AppendFloat(dst, f, v.conv|0x20, -1, 64)
 	}
 	return fmt.Appendf(dst, "%"+v.flags+string(v.conv), f)
+}
+
+// cIntBits is the width bpftrace's printf gives an integer verb, as C's:
+// %d, %i, %u, %x, %X, %o without a length modifier print an int (32
+// bits: %d of 5000000000 is 705032704), l and ll 64 bits, h and hh 16
+// and 8.
+func cIntBits(v stdlib.Verb) int {
+	if v.Length != "" {
+		return v.Bits()
+	}
+	switch v.Conv {
+	case 'd', 'i', 'u', 'x', 'X', 'o':
+		return 32
+	}
+	return 0
 }

@@ -13,7 +13,7 @@ func TestPrintfLength(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vs := parseVerbs(verbs)
+	vs := parseVerbs(verbs, false)
 	got := string(vs[0].appendInt(nil, vs[0].truncate(0x1234), false)) + " " +
 		string(vs[1].appendInt(nil, vs[1].truncate(0x123456), false)) + " " +
 		string(vs[2].appendInt(nil, vs[2].truncate(255), true)) + " " +

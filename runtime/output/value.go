@@ -251,7 +251,9 @@ func (f *Values) SetProbeNames(names []string) { f.probeNames = names }
 // not sym+0x90.
 func (f *Values) DecimalOffsets() { f.offsetBase = 10 }
 
-// FullEnumNames prints enumerators as bpftrace prints them, whole.
+// FullEnumNames formats as bpftrace's output does: enumerators whole
+// (TCP_CLOSE), and printf's %d, %u, %x... without a length modifier as
+// C's int, 32 bits (printflen.go).
 func (f *Values) FullEnumNames() { f.fullEnums = true }
 
 // Boot is the wall-clock time of monotonic zero that times print from.
