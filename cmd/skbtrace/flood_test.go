@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -29,14 +28,54 @@ func flood(t *testing.T, sent int, extra ...string) (printed, lost int, rssKB in
 	cmd := exec.Command(builtSkbtrace(t), args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Not the rusage's Maxrss: exec records the high-water mark of the mm
+	// it replaces, and os/exec's child shares this test binary's (vfork),
+	// so the child's figure would be this binary's peak whenever that is
+	// the larger.
+	done := make(chan struct{})
+	peak := make(chan int64)
+	go func() { peak <- watchHWM(cmd.Process.Pid, done) }()
+	err := cmd.Wait()
+	close(done)
+	rssKB = <-peak
+	if err != nil {
 		t.Fatalf("%v: %s", err, errb.String())
 	}
 	printed = strings.Count(out.String(), "13\n")
 	if m := regexp.MustCompile(`(\d+) events lost`).FindStringSubmatch(errb.String()); m != nil {
 		lost, _ = strconv.Atoi(m[1])
 	}
-	return printed, lost, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
+	return printed, lost, rssKB
+}
+
+// watchHWM reads the VmHWM (peak RSS, KiB) of process pid every 10 ms until
+// done is closed or the process is gone, and returns the last it read
+// (the peak is never lower later).
+func watchHWM(pid int, done <-chan struct{}) int64 {
+	var hwm int64
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			return hwm
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+				if kb, err := strconv.ParseInt(f[1], 10, 64); err == nil && kb > hwm {
+					hwm = kb
+				}
+			}
+		}
+		select {
+		case <-done:
+			return hwm
+		case <-tick.C:
+		}
+	}
 }
 
 var (
