@@ -40,7 +40,8 @@ ROOT=$(cd "$HERE/../.." && pwd)
 VMCACHE=${VMCACHE:-$HOME/.cache/skbtrace-vm}
 # MODS names the cached bundle of guest modules (setup.sh); a new name whenever
 # the list of modules changes, so that caches made before are rebuilt.
-MODS=mods7
+MODS=mods8
+. "$HERE/tools.sh"
 export VMCACHE PATH=/usr/local/go/bin:$PATH
 start=$(date +%s)
 kernels=5.10,6.1,6.12,6.12-arm64 limit=900 total=2700 script="" keep=0 binarm64=""
@@ -71,7 +72,8 @@ arches=()
 for kv in "${kvs[@]}"; do
 	kspec "$kv" || exit 2
 	[[ " ${arches[*]} " == *" $karch "* ]] || arches+=("$karch")
-	[ -e "$VMCACHE/vmlinuz-$kkey" ] && [ -e "$VMCACHE/$MODS-$kkey.cpio.gz" ] && [ -e "$VMCACHE/base-$karch.cpio.gz" ] ||
+	[ -e "$VMCACHE/vmlinuz-$kkey" ] && [ -e "$VMCACHE/$MODS-$kkey.cpio.gz" ] && [ -e "$VMCACHE/base-$karch.cpio.gz" ] &&
+		[ -e "$VMCACHE/$TOOLS-$karch.cpio.gz" ] ||
 		"$HERE/setup.sh" "$kv"
 done
 
@@ -140,7 +142,7 @@ boot() {
 		echo "exec vmtool run '$kv' /vm/cases/*.case" >"$stage/vm/main.sh"
 	fi
 	(cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) >"$run/call-$kkey.cpio.gz"
-	cat "$VMCACHE/base-$karch.cpio.gz" "$VMCACHE/$MODS-$kkey.cpio.gz" "$run/call-$kkey.cpio.gz" >"$run/initrd-$kkey"
+	cat "$VMCACHE/base-$karch.cpio.gz" "$VMCACHE/$TOOLS-$karch.cpio.gz" "$VMCACHE/$MODS-$kkey.cpio.gz" "$run/call-$kkey.cpio.gz" >"$run/initrd-$kkey"
 	# The kernel's console on the first UART, the results (init's vmout=) on a
 	# second one, or on a virtio console where there is no second UART.
 	local kernel cpu=max qemu=() append vmout=${VM_OUT:-}

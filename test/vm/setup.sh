@@ -30,7 +30,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 VMCACHE=${VMCACHE:-$HOME/.cache/skbtrace-vm}
 # MODS names the cached bundle of guest modules (setup.sh); a new name whenever
 # the list of modules changes, so that caches made before are rebuilt.
-MODS=mods7
+MODS=mods8
+. "$HERE/tools.sh"
 export DEBIAN_FRONTEND=noninteractive
 kernels=("$@"); [ ${#kernels[@]} -eq 0 ] && kernels=(5.10 6.1 6.12 6.12-arm64)
 mkdir -p "$VMCACHE"/{debs,k}
@@ -185,7 +186,9 @@ for kv in "${kernels[@]}"; do
 	# for; 8021q, for VLAN devices; vxlan and geneve, for tunnels; sch_ingress
 	# (clsact) and cls_bpf, for the tc programs of bpf: cases (bpfload);
 	# cls_u32, cls_flower, act_gact, act_police and act_mirred, for classic tc
-	# filters and actions (vmtool tc). Those built into this kernel are not
+	# filters and actions (vmtool tc); nft_counter, nft_compat, xt_comment,
+	# xt_tcpudp and iptable_filter, for the guest's nft, iptables-nft and
+	# iptables-legacy (tools.sh). Those built into this kernel are not
 	# files here, and are left out.
 	declare -A kpath=() seen=()
 	while IFS= read -r f; do
@@ -207,7 +210,7 @@ for kv in "${kernels[@]}"; do
 		mv "$m/$n.ko" "$1/$(printf %02d $nmod)-$n.ko"
 	}
 	nmod=0
-	for n in crc32c_generic libcrc32c nf_tables 8021q veth vxlan geneve sch_ingress cls_bpf cls_u32 cls_flower act_gact act_police act_mirred; do want "$m/lib/modules/$krel/extra" $n; done
+	for n in crc32c_generic libcrc32c nf_tables 8021q veth vxlan geneve sch_ingress cls_bpf cls_u32 cls_flower act_gact act_police act_mirred nft_counter nft_compat xt_comment xt_tcpudp iptable_filter; do want "$m/lib/modules/$krel/extra" $n; done
 	# The results channel where it is a virtio console (/dev/hvc0: arm64, or
 	# VM_OUT=hvc): /init loads these first, those that are modules here.
 	seen=() nmod=0
@@ -250,5 +253,6 @@ for a in "${arches[@]}"; do
 	rm -rf "$r"
 	echo "setup: busybox for $a: $VMCACHE/base-$a.cpio.gz"
 done
+for a in "${arches[@]}"; do tools "$a"; done
 exit 0
 }
