@@ -159,6 +159,7 @@ run x
 		{name: "empty term", text: "run x\n[6.1,] exit 0\n", err: "an empty term"},
 		{name: "empty cond", text: "run x\n[] exit 0\n", err: "an empty kernel condition"},
 		{name: "bad btf", text: "run x\n[btf:a-b] exit 0\n", err: "btf:NAME"},
+		{name: "bad traceable", text: "run x\n[traceable:] exit 0\n", err: "traceable:NAME"},
 		{name: "bad label", text: "run x\n[6.1*] exit 0\n", err: "is not a label"},
 		{name: "bad kernels", text: "kernels\nrun x\n", err: "kernels: an empty kernel condition"},
 		{name: "cond on kernels", text: "[6.1] kernels 6.1\nrun x\n", err: "applies to assertions only"},
@@ -202,8 +203,9 @@ func runsOn(t *testing.T, c *testCase, label string) bool {
 func TestCondHolds(t *testing.T) {
 	btf := map[string]bool{"sk_skb_reason_drop": true}
 	e612 := &kernelEnv{Label: "6.12", Arch: "amd64", Release: "6.12.38+deb12-amd64",
-		Features: map[string]bool{"kprobe-multi": true, "kprobes": true, "drop-reasons": true},
-		BTF:      func(n string) bool { return btf[n] }}
+		Features:  map[string]bool{"kprobe-multi": true, "kprobes": true, "drop-reasons": true},
+		BTF:       func(n string) bool { return btf[n] },
+		Traceable: func(n string) bool { return n == "bpf_ringbuf_output" }}
 	arm := &kernelEnv{Label: "trixie/arm64", Arch: "arm64", Release: "6.12.57+deb13-arm64",
 		Features: map[string]bool{"kprobe-multi": false, "kprobes": true, "drop-reasons": true}}
 	e510 := &kernelEnv{Label: "5.10", Arch: "amd64", Release: "5.10.0-32-amd64",
@@ -246,6 +248,10 @@ func TestCondHolds(t *testing.T) {
 		{"btf:kfree_skb_reason", e612, false, ""},
 		{"!btf:kfree_skb_reason", e612, true, ""},
 		{"btf:sk_skb_reason_drop", arm, false, "BTF is not known here"},
+		{"traceable:bpf_ringbuf_output", e612, true, ""},
+		{"traceable:udp_rcv", e612, false, ""},
+		{"amd64,!traceable:udp_rcv", e612, true, ""},
+		{"traceable:bpf_ringbuf_output", arm, false, "traceable functions are not known here"},
 		{"kprobe-multi", &kernelEnv{Label: "6.12"}, false, "feature kprobe-multi is not known here"},
 		{">=6.1", &kernelEnv{Release: "x"}, false, "no kernel version"},
 		// Alternatives are decided left to right: one that holds before

@@ -22,6 +22,8 @@ import (
 //	kprobes                         the kernel has kprobes (the kprobe PMU)
 //	drop-reasons                    the kernel has enum skb_drop_reason (5.17 and later)
 //	btf:NAME                        the kernel's BTF has a type, function or variable NAME
+//	traceable:NAME                  ftrace can trace function NAME (available_filter_functions):
+//	                                kprobes, kprobe-multi and fentry attach to it
 //
 // So "kernels 6.1 6.12" runs on either label, "[>=5.17,<6.3]" holds on 5.17
 // to 6.2, "[!arm64]" off arm64 and "[6.12,kprobe-multi !amd64]" on a 6.12
@@ -34,10 +36,10 @@ type cond struct {
 // term is one atom of a cond, maybe negated.
 type term struct {
 	Not  bool
-	Kind string // label, version, arch, feature, btf
+	Kind string // label, version, arch, feature, btf, traceable
 	Op   string // version: >=, >, <=, <, =
 	Ver  []int
-	Name string // label, arch, feature, btf name
+	Name string // label, arch, feature, btf or traceable name
 }
 
 // features are the names a condition may ask for, with what they mean.
@@ -50,7 +52,7 @@ var features = map[string]string{
 var (
 	labelRe   = regexp.MustCompile(`^[0-9A-Za-z][0-9A-Za-z._+/-]*$`)
 	versionRe = regexp.MustCompile(`^(>=|<=|>|<|=)(\d+(?:\.\d+){0,2})$`)
-	btfNameRe = regexp.MustCompile(`^btf:([A-Za-z_][A-Za-z0-9_]*)$`)
+	btfNameRe = regexp.MustCompile(`^(btf|traceable):([A-Za-z_][A-Za-z0-9_.]*)$`)
 )
 
 // parseCond parses a condition: words separated by blanks.
@@ -95,12 +97,12 @@ func parseTerm(a string) (term, error) {
 		t.Kind, t.Name = "arch", a
 	case features[a] != "":
 		t.Kind, t.Name = "feature", a
-	case strings.HasPrefix(a, "btf:"):
+	case strings.HasPrefix(a, "btf:"), strings.HasPrefix(a, "traceable:"):
 		m := btfNameRe.FindStringSubmatch(a)
 		if m == nil {
-			return t, fmt.Errorf("%q: btf:NAME, NAME a C identifier", a)
+			return t, fmt.Errorf("%q: btf:NAME or traceable:NAME, NAME a C identifier", a)
 		}
-		t.Kind, t.Name = "btf", m[1]
+		t.Kind, t.Name = m[1], m[2]
 	case labelRe.MatchString(a):
 		t.Kind, t.Name = "label", a
 	default:
@@ -178,6 +180,11 @@ func (t term) holds(env *kernelEnv) (bool, error) {
 			return false, fmt.Errorf("the kernel's BTF is not known here (btf:%s)", t.Name)
 		}
 		ok = env.BTF(t.Name)
+	case "traceable":
+		if env.Traceable == nil {
+			return false, fmt.Errorf("the kernel's traceable functions are not known here (traceable:%s)", t.Name)
+		}
+		ok = env.Traceable(t.Name)
 	}
 	return ok != t.Not, nil
 }

@@ -18,6 +18,9 @@ type kernelEnv struct {
 	Release  string          // uname -r
 	Features map[string]bool // every name of features; one missing is unknown
 	BTF      func(name string) bool
+	// Traceable reports whether ftrace can trace a function (tracefs'
+	// available_filter_functions).
+	Traceable func(name string) bool
 }
 
 // String is the environment as one line, "VMENV label=... arch=... release=...
@@ -86,10 +89,11 @@ func guestEnv(label string) (*kernelEnv, error) {
 	kinds, err := readBTFNames("/sys/kernel/btf/vmlinux")
 	_, kerr := os.Stat("/sys/bus/event_source/devices/kprobe")
 	e := &kernelEnv{
-		Label:   label,
-		Arch:    runtime.GOARCH,
-		Release: string(rel),
-		BTF:     func(name string) bool { return kinds[name]&btfDefined != 0 },
+		Label:     label,
+		Arch:      runtime.GOARCH,
+		Release:   string(rel),
+		BTF:       func(name string) bool { return kinds[name]&btfDefined != 0 },
+		Traceable: traceableFuncs(),
 		Features: map[string]bool{
 			// runtime's ProbeBackend tries a kprobe-multi link: the
 			// kernel makes one where it has fprobe (CONFIG_FPROBE),
