@@ -11,9 +11,9 @@
 #       see kernels.sh
 #   -a  the static arm64 skbtrace for arm64 kernels (make build-arm64 writes
 #       ./skbtrace-arm64); without it, run.sh builds one from this tree
-#   -t  wall-clock limit of each VM in seconds (default 900)
-#   -T  wall-clock limit of the whole run in seconds (default 2700: CI gives the
-#       VM suite 45 minutes), setup and builds included: a VM gets no more than
+#   -t  wall-clock limit of each VM in seconds (default 1500)
+#   -T  wall-clock limit of the whole run in seconds (default 3900: CI's 90
+#       minutes less make test's), setup and builds included: a VM gets no more than
 #       what is left of it, and one whose turn comes after it is not booted
 #   -s  run the shell SCRIPT in the guest instead of the cases (/vm/main.sh;
 #       its exit status is the VM's); CASE... are then extra files under /vm/
@@ -44,7 +44,7 @@ MODS=mods8
 . "$HERE/tools.sh"
 export VMCACHE PATH=/usr/local/go/bin:$PATH
 start=$(date +%s)
-kernels=5.10,6.1,6.12,6.12-arm64 limit=900 total=2700 script="" keep=0 binarm64=""
+kernels=5.10,6.1,6.12,6.12-arm64 limit=1500 total=3900 script="" keep=0 binarm64=""
 usage() { awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0" >&2; exit 2; }
 while getopts "k:a:t:T:s:K" o; do
 	case $o in
