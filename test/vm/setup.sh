@@ -90,14 +90,17 @@ kdeps() {
 # download OPTS PKG...: PKG's .debs (the suite's versions) into $VMCACHE/debs;
 # prints their paths.
 download() {
-	local opts=$1 p v f
+	local opts=$1 p v f a
 	shift
+	# (the .deb of the architecture opts name, or all: one package's
+	# versions of two architectures share the directory)
+	a=$(sed -n 's/.*APT::Architecture=\([^ ]*\).*/\1/p' <<<"$opts")
 	# shellcheck disable=SC2086
 	(cd "$VMCACHE/debs" && apt-get $opts download "$@" 2>&1 | grep -v unsandboxed || true) >&2
 	for p in "$@"; do
 		# shellcheck disable=SC2086
 		v=$(apt-cache $opts show --no-all-versions "$p" | awk '/^Version:/ {print $2; exit}')
-		f=$(ls "$VMCACHE/debs/${p}_${v//:/%3a}_"*.deb 2>/dev/null | head -n 1) || true
+		f=$(ls "$VMCACHE/debs/${p}_${v//:/%3a}_$a.deb" "$VMCACHE/debs/${p}_${v//:/%3a}_all.deb" 2>/dev/null | head -n 1) || true
 		[ -n "$f" ] || { echo "setup: apt-get download $p ($v) left no .deb in $VMCACHE/debs" >&2; exit 1; }
 		echo "$f"
 	done

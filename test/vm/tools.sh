@@ -14,7 +14,7 @@
 
 # TOOLS names the cached bundle: a new name whenever what goes into it
 # changes, so that caches made before are rebuilt.
-TOOLS=tools1
+TOOLS=tools2
 
 # toolpkgs OPTS: nftables, iptables and what they depend on (Depends and
 # Pre-Depends, recursively; virtual packages left out).
