@@ -3,7 +3,7 @@
 # namespace and one in the file /run/tunb joined by a veth pair (u1, u2:
 # 10.201.20.1 and .2), a VXLAN device over it on each side (vx42: VNI 42,
 # port 4789, 192.168.42.1 and .2) and a Geneve device (gn43: VNI 43, port
-# 6081, 192.168.43.1 and .2). IPv6 is off, so that the devices send
+# 6081, 192.168.43.1 and .2). IPv6 is off on them, so that the devices send
 # nothing of their own. busybox's ip makes no tunnel with its VNI or
 # port, nor a veth peer in another namespace: vmtool link does.
 set -e
@@ -13,6 +13,7 @@ if [ "$1" = down ]; then
 	ip link del u1
 	umount /run/tunb
 	rm -f /run/tunb
+	sysctl -qw net.ipv6.conf.default.disable_ipv6=0
 	exit 0
 fi
 touch /run/tunb
@@ -21,7 +22,13 @@ for side in 1 2; do
 	in=""
 	[ $side = 1 ] || in="nsenter -n/run/tunb"
 	peer=$((3 - side))
-	$in sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+	# Here only the devices made from now on (default), so that lo
+	# keeps ::1 for the cases after this one; "down" turns it back.
+	if [ $side = 1 ]; then
+		sysctl -qw net.ipv6.conf.default.disable_ipv6=1
+	else
+		$in sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+	fi
 	[ $side = 2 ] || vmtool link add u1 type veth peer u2 netns /run/tunb
 	$in ip link set lo up
 	$in ip addr add 10.201.20.$side/24 dev u$side
