@@ -189,6 +189,12 @@ func (s *nlSocket) dump(typ uint16, family uint8, body ...[]byte) ([]nlMsg, erro
 	if err := unix.Sendto(s.fd, nfmsg(typ, unix.NLM_F_DUMP, family, 0, seq, body...), 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 		return nil, fmt.Errorf("netlink send: %w", err)
 	}
+	return s.dumpReply(seq)
+}
+
+// dumpReply reads the reply to the dump request seq: every message up to
+// NLMSG_DONE, or the error an NLMSG_ERROR carries.
+func (s *nlSocket) dumpReply(seq uint32) ([]nlMsg, error) {
 	var out []nlMsg
 	for {
 		msgs, err := s.recv()

@@ -53,30 +53,7 @@ func (s *nlSocket) dumpRoute(typ uint16, hdr []byte) ([]nlMsg, error) {
 	if err := unix.Sendto(s.fd, b, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 		return nil, fmt.Errorf("rtnetlink send: %w", err)
 	}
-	var out []nlMsg
-	for {
-		msgs, err := s.recv()
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range msgs {
-			if m.seq != seq {
-				continue
-			}
-			switch m.typ {
-			case unix.NLMSG_DONE:
-				return out, nil
-			case unix.NLMSG_ERROR:
-				if len(m.body) >= 4 {
-					if e := int32(binary.LittleEndian.Uint32(m.body)); e != 0 {
-						return nil, unix.Errno(-e)
-					}
-				}
-				return out, nil
-			}
-			out = append(out, m)
-		}
-	}
+	return s.dumpReply(seq)
 }
 
 // tcmsgOf is a struct tcmsg: a device's index, a handle and parent, and

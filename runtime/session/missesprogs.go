@@ -88,17 +88,7 @@ func (s *Session) readProgramMisses(m *Misses) {
 			m.Add(Miss{What: MissProgramsSkipped, Reason: u.say, Uncounted: true})
 		}
 	}
-	seen := map[ebpf.ProgramID]bool{}
-	count := func(prog *ebpf.Program) {
-		info, err := prog.Info()
-		if err != nil {
-			return
-		}
-		id, ok := info.ID()
-		if !ok || seen[id] {
-			return
-		}
-		seen[id] = true
+	s.eachProgram(func(prog *ebpf.Program, info *ebpf.ProgramInfo) {
 		p := probeOf[info.Name]
 		if p == nil {
 			return
@@ -112,6 +102,26 @@ func (s *Session) readProgramMisses(m *Misses) {
 			reason = reasonRecursion
 		}
 		m.Add(Miss{What: MissProgramsSkipped, Probe: probeLabel(p), Reason: reason, Count: st.RecursionMisses})
+	}, func(info *link.Info) { s.linkMisses(m, info, probeOf) })
+}
+
+// eachProgram calls fn once for each program the session runs: those its
+// links run, opened by ID (an fentry program's own descriptor is closed
+// once linked), then the collection's, each program ID once. onLink, if
+// not nil, is given each link's info.
+func (s *Session) eachProgram(fn func(prog *ebpf.Program, info *ebpf.ProgramInfo), onLink func(*link.Info)) {
+	seen := map[ebpf.ProgramID]bool{}
+	visit := func(prog *ebpf.Program) {
+		info, err := prog.Info()
+		if err != nil {
+			return
+		}
+		id, ok := info.ID()
+		if !ok || seen[id] {
+			return
+		}
+		seen[id] = true
+		fn(prog, info)
 	}
 	for _, l := range s.links {
 		info, err := l.Info()
@@ -120,14 +130,16 @@ func (s *Session) readProgramMisses(m *Misses) {
 		}
 		if !seen[info.Program] {
 			if prog, err := ebpf.NewProgramFromID(info.Program); err == nil {
-				count(prog)
+				visit(prog)
 				prog.Close()
 			}
 		}
-		s.linkMisses(m, info, probeOf)
+		if onLink != nil {
+			onLink(info)
+		}
 	}
 	for _, prog := range s.coll.Programs {
-		count(prog)
+		visit(prog)
 	}
 }
 

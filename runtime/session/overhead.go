@@ -116,35 +116,12 @@ func (s *Session) ProgramTime() ProgramTime {
 	if s.coll == nil {
 		return pt
 	}
-	seen := map[ebpf.ProgramID]bool{}
-	add := func(prog *ebpf.Program) {
-		info, err := prog.Info()
-		if err != nil {
-			return
-		}
-		id, ok := info.ID()
-		if !ok || seen[id] {
-			return
-		}
-		seen[id] = true
+	s.eachProgram(func(prog *ebpf.Program, _ *ebpf.ProgramInfo) {
 		if st, err := prog.Stats(); err == nil {
 			pt.Run += st.Runtime
 			pt.Runs += st.RunCount
 		}
-	}
-	for _, l := range s.links {
-		info, err := l.Info()
-		if err != nil || seen[info.Program] {
-			continue
-		}
-		if prog, err := ebpf.NewProgramFromID(info.Program); err == nil {
-			add(prog)
-			prog.Close()
-		}
-	}
-	for _, prog := range s.coll.Programs {
-		add(prog)
-	}
+	}, nil)
 	return pt
 }
 
