@@ -315,6 +315,10 @@ func (g *gen) header(f *stdlib.Field) error {
 // address (IPv4 in the first 4), then the family (4 or 6, 0 for none), padded.
 const AddrSize = 24
 
+// addrFamilyOff is where an address value's family is, after its 16
+// bytes of address.
+const addrFamilyOff = 16
+
 // addrInto writes an address field (saddr, daddr) at the frame offset at,
 // whose address bytes are zeroed; it writes the family's 8 bytes whole.
 func (g *gen) addrInto(f *stdlib.Field, at int16) error {

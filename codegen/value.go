@@ -100,15 +100,22 @@ func (g *gen) into(e lang.Expr, at int16, size int) error {
 		if x.Name == "rule" {
 			// A record of the arguments; user space names the rule.
 			// Its flow (addresses and ports, from the fifth on) is kept
-			// only for the nftables trace (Options.RuleFlows).
+			// only for the nftables trace (Options.RuleFlows); without
+			// it the source address keeps its family alone (the
+			// address zero), which tells iptables-legacy's IPv4 tables
+			// from its IPv6 ones.
 			parts := TupleLayout(t)
 			for i, a := range x.Args {
-				if i >= ruleFlowArg && !g.maps.ruleFlows {
-					g.zeroBytes(at+int16(parts[i].Offset), parts[i].Size)
+				p := at + int16(parts[i].Offset)
+				if i > ruleFlowArg && !g.maps.ruleFlows {
+					g.zeroBytes(p, parts[i].Size)
 					continue
 				}
-				if err := g.into(a, at+int16(parts[i].Offset), parts[i].Size); err != nil {
+				if err := g.into(a, p, parts[i].Size); err != nil {
 					return err
+				}
+				if i == ruleFlowArg && !g.maps.ruleFlows {
+					g.zeroBytes(p, addrFamilyOff)
 				}
 			}
 			return nil

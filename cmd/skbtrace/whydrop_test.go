@@ -86,7 +86,9 @@ tracepoint:net:netif_receive_skb /dport == %d/ { print(hook, table, chain) }`, p
 
 // TestWhydropIptablesLegacy drops with iptables-legacy, at input in the
 // receiver and at output in the sender (where the skb has no device yet):
-// whydrop names the table and the built-in chain.
+// whydrop names the table and the built-in chain, and, without --nftrace
+// (rule()'s record then keeps the address family alone), the rule that
+// dropped it, IPv4's and IPv6's, by their counters.
 func TestWhydropIptablesLegacy(t *testing.T) {
 	if _, err := exec.LookPath("iptables-legacy"); err != nil {
 		t.Fatalf("this test needs iptables-legacy (apt install iptables): %v", err)
@@ -95,20 +97,30 @@ func TestWhydropIptablesLegacy(t *testing.T) {
 	for _, c := range []string{
 		"ip netns exec " + ns2 + " iptables-legacy -A INPUT -p udp --dport 7001 -j DROP",
 		"ip netns exec " + ns1 + " iptables-legacy -A OUTPUT -p udp --dport 7002 -j DROP",
+		"ip netns exec " + ns2 + " ip6tables-legacy -A INPUT -p udp --dport 7003 -m comment --comment \"six denies 7003\" -j DROP",
 	} {
 		shell(t, c)
 	}
 	// The dropped send fails with EPERM; the test looks at the drop.
-	out := whydrop(t, fmt.Sprintf("bash -c 'ip netns exec %s %s; ip netns exec %s %s || true'",
-		ns1, sendCommand("10.200.10.2:7001", 1, 10, 0), ns1, sendCommand("10.200.10.2:7002", 1, 10, 0)))
+	out := whydrop(t, fmt.Sprintf("bash -c 'ip netns exec %s %s; ip netns exec %s %s || true; ip netns exec %s %s'",
+		ns1, sendCommand("10.200.10.2:7001", 1, 10, 0), ns1, sendCommand("10.200.10.2:7002", 1, 10, 0),
+		ns2, sendCommand("[::1]:7003", 1, 10, 0)))
 	for port, rule := range map[int]string{
-		7001: "  rule   hook input, table filter, chain INPUT\n",
-		7002: "  rule   hook output, table filter, chain OUTPUT\n",
+		7001: "  rule   hook input, table filter, chain INPUT\n" +
+			"  ipt    table filter, chain INPUT, rule 1 (iptables-legacy): -A INPUT -p udp -m udp --dport 7001 -j DROP\n",
+		// At output the skb has no device yet: its namespace is not
+		// known, and whydrop says so.
+		7002: "  rule   hook output, table filter, chain OUTPUT\n" +
+			"  which  which rule cannot be told: the packet had no device yet, so its network namespace is not known\n",
 	} {
 		b := dropBlock(t, out, fmt.Sprintf(`udp +10\.200\.10\.1:\d+ > 10\.200\.10\.2:%d `, port))
 		if !strings.Contains(b, rule) || !strings.Contains(b, "  why    NETFILTER_DROP:") {
 			t.Errorf("port %d: block lacks %q:\n%s", port, rule, b)
 		}
+	}
+	b := dropBlock(t, out, `udp +\[::1\]:\d+ > \[::1\]:7003 `)
+	if want := "  ipt    table filter, chain INPUT, rule 1 (iptables-legacy): -A INPUT -p udp -m udp --dport 7003 -m comment --comment \"six denies 7003\" -j DROP\n"; !strings.Contains(b, want) {
+		t.Errorf("IPv6: block lacks %q:\n%s", want, b)
 	}
 }
 

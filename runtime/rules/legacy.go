@@ -127,12 +127,14 @@ func parseCounters(s string) (uint64, bool) {
 	return n, err == nil
 }
 
-// start reads a namespace's counters for the first time; false where it
-// has no iptables-legacy rules (or no iptables-legacy-save).
-func (l *legacy) start(netns uint64, nsPath string, v6 bool) bool {
+// start reads a namespace's counters for the first time: nothing is kept
+// where it has no iptables-legacy rules; an error where it has tables but
+// their save failed (no iptables-legacy-save, say), whose drops are then
+// not named.
+func (l *legacy) start(netns uint64, nsPath string, v6 bool) error {
 	rules, err := readLegacy(nsPath, v6)
 	if err != nil || len(rules) == 0 {
-		return false
+		return err
 	}
 	n := &legacyNet{counts: map[string]uint64{}, credits: map[string]uint64{}, rules: rules}
 	for k, r := range rules {
@@ -144,7 +146,7 @@ func (l *legacy) start(netns uint64, nsPath string, v6 bool) bool {
 		l.nets = map[legacyKey]*legacyNet{}
 	}
 	l.nets[legacyKey{netns, v6}] = n
-	return true
+	return nil
 }
 
 // name credits the drops counted since the last read and names the one

@@ -101,8 +101,11 @@ func New(o Options) (*Namer, error) {
 
 // startNet reads a namespace's counters for the first time.
 func (n *Namer) startNet(ino uint64, path string) {
-	n.legacy.start(ino, path, false)
-	n.legacy.start(ino, path, true)
+	for _, v6 := range []bool{false, true} {
+		if err := n.legacy.start(ino, path, v6); err != nil {
+			n.warn("iptables-legacy's counters: " + err.Error() + ": its drops are not named")
+		}
+	}
 	n.tc.start(strconv.FormatUint(ino, 10), path)
 }
 
@@ -183,6 +186,11 @@ func (n *Namer) netfilter(d Drop, full bool) Verdict {
 		if t, tn, ok := n.nft.take(d); ok {
 			return n.nftVerdict(t, tn.path, full)
 		}
+	}
+	if d.Netns == 0 {
+		// No device yet (output), no namespace: its counters cannot be
+		// read, nor the nftables trace matched.
+		return Verdict{Note: "which rule cannot be told: the packet had no device yet, so its network namespace is not known"}
 	}
 	path, ok := n.path(d.Netns)
 	if ok && d.Saddr.IsValid() {
