@@ -83,6 +83,7 @@ func check(s *lang.Script, opts Options, mapHints map[string]*MapInfo) (*Info, m
 			FuncNames:  map[*lang.BinaryExpr]string{},
 			ProbeNames: map[*lang.BinaryExpr]string{},
 			TupleElems: map[*lang.FieldExpr]int{},
+			TupleIdx:   map[*lang.IndexExpr]*lang.FieldExpr{},
 			Loops:      map[*lang.ForStmt]*LoopInfo{},
 			Has:        map[*lang.CallExpr]bool{},
 			Missing:    map[*lang.ProbeSpec]bool{},

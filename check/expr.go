@@ -499,8 +499,7 @@ func (c *checker) index(e *lang.IndexExpr) types.Type {
 		t.User = x.User && t.Kind != types.Int
 		return t
 	case types.Tuple:
-		c.errorf(e, "read a tuple's element by its position after a dot: "+c.text(e.X)+".0", "a tuple is not indexed with []")
-		return types.Bad
+		return c.tupleIndex(e, x)
 	}
 	c.errorf(e, "", "cannot index %s", x)
 	return types.Bad

@@ -67,6 +67,10 @@ type Info struct {
 	// TupleElems holds the element each `.N` (`.name` of a record) after
 	// a tuple reads.
 	TupleElems map[*lang.FieldExpr]int
+	// TupleIdx holds, for each `x[N]` on a tuple (bpftrace 0.25's
+	// array-style access), the `x.N` it reads: a FieldExpr of its own,
+	// typed and in TupleElems, which code generation uses in its place.
+	TupleIdx map[*lang.IndexExpr]*lang.FieldExpr
 	// Loops says how each for loop runs.
 	Loops map[*lang.ForStmt]*LoopInfo
 	// SkbType is struct sk_buff from the kernel's BTF.

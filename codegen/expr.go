@@ -179,6 +179,9 @@ func (g *gen) expr(e lang.Expr) error {
 	case *lang.FieldExpr:
 		return g.member(e)
 	case *lang.IndexExpr:
+		if fe := g.info.TupleIdx[e]; fe != nil {
+			return g.member(fe)
+		}
 		return g.index(e)
 	case *lang.MapExpr:
 		return g.mapRead(e)

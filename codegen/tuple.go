@@ -107,6 +107,10 @@ func (g *gen) tupleAddr(e lang.Expr) (int16, error) {
 		if slot, ok := g.vars[x.Name]; ok {
 			return slot, nil
 		}
+	case *lang.IndexExpr:
+		if fe := g.info.TupleIdx[x]; fe != nil {
+			return g.tupleAddr(fe)
+		}
 	case *lang.FieldExpr:
 		if i, ok := g.info.TupleElems[x]; ok {
 			base, err := g.tupleAddr(x.X)

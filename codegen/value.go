@@ -84,6 +84,10 @@ func (g *gen) into(e lang.Expr, at int16, size int) error {
 		if _, ok := g.info.TupleElems[x]; ok {
 			return g.elemInto(x, at, size)
 		}
+	case *lang.IndexExpr:
+		if fe := g.info.TupleIdx[x]; fe != nil {
+			return g.elemInto(fe, at, size)
+		}
 	case *lang.TupleExpr:
 		return g.intoType(x, at, t)
 	case *lang.CastExpr:
