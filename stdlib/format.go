@@ -15,7 +15,9 @@ type Verb struct {
 	Flags string
 	// Raw is, for bpftrace's %r (a buffer from buf()), its variant: 0 for
 	// %r (printable bytes as they are, others \x00), 'x' for %rx (every
-	// byte \x00), 'h' for %rh (every byte in hex, spaced: 0a fe).
+	// byte \x00), 'h' for %rh (every byte in hex, spaced: 0a fe). With
+	// Conv 'g' it is 'r' for bpftrace 0.26's %gr: an integer printed as
+	// GFP flags (AppendGFPFlags).
 	Raw byte
 	// Length is C's length modifier as written (hh, h, l, ll, z, j, t):
 	// hh and h truncate an integer to 8 and 16 bits as C does (%hhx of
@@ -71,7 +73,7 @@ func ParseFormat(f string) ([]Verb, error) {
 			c = 'd'
 		}
 		var raw byte
-		if c == 'r' && i+1 < len(f) && (f[i+1] == 'x' || f[i+1] == 'h') {
+		if c == 'r' && i+1 < len(f) && (f[i+1] == 'x' || f[i+1] == 'h') || isGFPVerb(f, i) {
 			i++
 			raw = f[i]
 		}

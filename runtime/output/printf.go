@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/stdlib"
 )
 
 // printf appends a printf record's text.
@@ -44,6 +45,10 @@ func (p *Printer) printf(dst []byte, ev *codegen.Event, b []byte) []byte {
 			dst = append(dst, string(rune(raw[0]))...)
 			dst = v.pad(dst, start)
 		case 'g', 'G', 'e', 'E', 'f':
+			if v.raw == 'r' { // %gr: GFP flags, bpftrace ignores a width
+				dst = stdlib.AppendGFPFlags(dst, binary.LittleEndian.Uint64(raw))
+				break
+			}
 			dst = v.appendFloat(dst, binary.LittleEndian.Uint64(raw), a.Type.Signed)
 		default:
 			// bpftrace's %d is signed whatever the value's type; hh and h
