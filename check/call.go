@@ -190,7 +190,7 @@ func (c *checker) print(e *lang.CallExpr) {
 		}
 		t := c.expr(a)
 		if t.Kind != types.Invalid && !printable(t) {
-			c.errorf(a, "", "cannot print %s", t)
+			c.errorf(a, emptyTupleHint(a), "cannot print %s", t)
 		}
 	}
 }

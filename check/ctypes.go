@@ -18,6 +18,9 @@ import (
 type scriptTypes struct {
 	byName      map[string]btf.Type
 	enumerators map[string]int64
+	// align is the alignment of the types whose attributes set it
+	// (packed: 1; aligned(N)), which their members do not tell.
+	align map[btf.Type]uint32
 }
 
 // cBaseTypes are C's and bpftrace's integer type names.
@@ -48,7 +51,7 @@ func init() {
 // defineTypes builds the script's C types, in order: a member may name
 // a type defined before it, or the kernel's.
 func (c *checker) defineTypes(defs []*lang.CTypeDef) {
-	c.defined = scriptTypes{byName: map[string]btf.Type{}, enumerators: map[string]int64{}}
+	c.defined = scriptTypes{byName: map[string]btf.Type{}, enumerators: map[string]int64{}, align: map[btf.Type]uint32{}}
 	for _, def := range defs {
 		key := def.Kind + " " + def.Name
 		if def.Name != "" {
@@ -92,6 +95,10 @@ func (c *checker) defineTypes(defs []*lang.CTypeDef) {
 func (c *checker) layOut(def *lang.CTypeDef, into btf.Type) bool {
 	var members []btf.Member
 	var bit, maxAlign, size uint32 = 0, 1, 0
+	attrs, ok := c.typeAttrs(def)
+	if !ok {
+		return false
+	}
 	for _, f := range def.Fields {
 		t, ok := c.fieldType(f)
 		if !ok {
@@ -106,7 +113,10 @@ func (c *checker) layOut(def *lang.CTypeDef, into btf.Type) bool {
 			c.errorf(nameNode{f.TypeSpan}, "", "member %s: %v", f.Name, err)
 			return false
 		}
-		align := alignOf(t)
+		align := c.alignOf(t)
+		if attrs.packed {
+			align = 1
+		}
 		maxAlign = max(maxAlign, align)
 		m := btf.Member{Name: f.Name, Type: t}
 		if def.Kind == "union" {
@@ -125,7 +135,7 @@ func (c *checker) layOut(def *lang.CTypeDef, into btf.Type) bool {
 				c.errorf(nameNode{f.At}, "", "bitfield %s is wider than its type", f.Name)
 				return false
 			}
-			if bit%unit+uint32(f.Bits) > unit {
+			if !attrs.packed && bit%unit+uint32(f.Bits) > unit {
 				bit = (bit + unit - 1) / unit * unit
 			}
 			m.Offset, m.BitfieldSize = btf.Bits(bit), btf.Bits(f.Bits)
@@ -141,7 +151,11 @@ func (c *checker) layOut(def *lang.CTypeDef, into btf.Type) bool {
 	if def.Kind == "struct" {
 		size = (bit + 7) / 8
 	}
+	maxAlign = max(maxAlign, attrs.align)
 	size = (size + maxAlign - 1) / maxAlign * maxAlign
+	if attrs.packed || attrs.align > 0 {
+		c.defined.align[into] = maxAlign
+	}
 	switch u := into.(type) {
 	case *btf.Union:
 		u.Size, u.Members = size, members

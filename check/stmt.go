@@ -36,6 +36,11 @@ func (c *checker) stmt(s lang.Stmt) {
 		}
 	case *lang.ExprStmt:
 		call, ok := s.X.(*lang.CallExpr)
+		if lang.EmptyTuple(s.X) {
+			// (): bpftrace's value of nothing, as a statement.
+			c.expr(s.X)
+			return
+		}
 		if !ok {
 			c.expr(s.X)
 			hint := "did you mean print(" + c.text(s.X) + ")?"
@@ -98,7 +103,7 @@ func (c *checker) assign(s *lang.AssignStmt) {
 			return
 		}
 		if !storable(v) {
-			c.errorf(s.Value, "", "a variable cannot hold %s", v)
+			c.errorf(s.Value, emptyTupleHint(s.Value), "a variable cannot hold %s", v)
 			return
 		}
 		old, exists := c.vars[t.Name]
@@ -155,7 +160,7 @@ func (c *checker) assign(s *lang.AssignStmt) {
 			c.shiftCount(s.Value)
 		}
 		if v.Kind != types.Agg && !storable(v) {
-			c.errorf(s.Value, "", "a map cannot hold %s", v)
+			c.errorf(s.Value, emptyTupleHint(s.Value), "a map cannot hold %s", v)
 			return
 		}
 		if v.IsInt() {

@@ -29,14 +29,16 @@ func (c *checker) tuple(e *lang.TupleExpr) types.Type {
 			if e.Names != nil {
 				what = "a record"
 			}
-			c.errorf(x, "", "%s cannot hold %s", what, t)
+			c.errorf(x, emptyTupleHint(x), "%s cannot hold %s", what, t)
 			bad = true
 		}
 		elems[i] = t
 	}
 	if len(e.Elems) == 0 {
-		c.errorf(e, "a tuple has one element or more: (1,), (1, 2)", "an empty tuple holds nothing")
-		return types.Bad
+		// bpftrace's empty tuple, (): a value of no type ("none"), as
+		// a statement or a block's last expression; it cannot be
+		// stored or printed.
+		return types.None
 	}
 	if bad {
 		return types.Bad
@@ -155,4 +157,13 @@ func (c *checker) readKeys(m *lang.MapExpr, mi *MapInfo) {
 		}
 		c.errorf(keyNode(m, i), "a map keeps one key type", "key %d of %s is %s here but %s at %s", i+1, mapName(m.Name), k, mi.Keys[i], mi.First.Start)
 	}
+}
+
+// emptyTupleHint is the hint where e, used as a value, is (): bpftrace's
+// empty tuple, whose type is none.
+func emptyTupleHint(e lang.Expr) string {
+	if lang.EmptyTuple(e) {
+		return "() is the empty tuple, of no type: it holds no value to keep or print"
+	}
+	return ""
 }

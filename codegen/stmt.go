@@ -52,6 +52,9 @@ func (g *gen) stmt(s lang.Stmt) error {
 	case *lang.JumpStmt:
 		return g.jump(s)
 	case *lang.ExprStmt:
+		if lang.EmptyTuple(s.X) {
+			return nil // (): nothing to do
+		}
 		if c, ok := s.X.(*lang.CallExpr); ok {
 			switch c.Name {
 			case "printf", "print", "time", "cat", "errorf", "warnf", "debugf":

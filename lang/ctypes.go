@@ -17,6 +17,9 @@ type CTypeDef struct {
 	NameSpan Span
 	Fields   []*CField
 	Values   []*CEnumValue
+	// Attrs are the attributes after its closing brace (bpftrace 0.26):
+	// struct Foo { ... } __attribute__((packed));
+	Attrs []CAttr
 }
 
 // CField is a member of a defined struct or union: `unsigned int a;`,

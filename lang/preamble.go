@@ -79,6 +79,8 @@ func (r *rangeParser) preamble(ch chunk, s *Script, d *Diagnostics) chunk {
 		case typedefRe.MatchString(rest):
 			d.Add(at(7), "define the struct itself (struct NAME { ... }) and name it struct NAME", "typedef is not supported")
 			return chunk{ch.end, ch.end}
+		case strings.HasPrefix(rest, "__attribute__"):
+			ch.start += r.typeAttrs(s, d, ch.start, ch.end)
 		case importRe.MatchString(rest):
 			d.Add(at(6), "put the probes in one script", "imports are not supported")
 			return chunk{ch.end, ch.end}

@@ -14,3 +14,10 @@ func (*TupleExpr) exprNode() {}
 
 // Span returns the source span of the node.
 func (n *TupleExpr) Span() Span { return n.At }
+
+// EmptyTuple reports whether e is the empty tuple, `()` (in parentheses
+// too): bpftrace's value of nothing.
+func EmptyTuple(e Expr) bool {
+	t, ok := Unparen(e).(*TupleExpr)
+	return ok && len(t.Elems) == 0
+}
