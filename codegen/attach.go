@@ -98,6 +98,8 @@ type Attach struct {
 	// (Options.Backend, Options.GlobBackend).
 	Multi  bool
 	Binary string
+	// Offset is a uprobe's place in Binary's file, or a kprobe's bytes
+	// into Func (kprobe:FN+OFFSET).
 	Offset uint64
 	// Period is in nanoseconds.
 	Period, Hz uint64
@@ -130,7 +132,7 @@ func attachOf(spec *check.SpecInfo, tg SkbTarget, ps *ebpf.ProgramSpec) Attach {
 			a.Kind = AttachFexit
 		}
 	case lang.ProbeKprobe, lang.ProbeKretprobe:
-		a.Kind, a.Func, a.Return = AttachKprobe, ps.AttachTo, sp.Kind == lang.ProbeKretprobe
+		a.Kind, a.Func, a.Return, a.Offset = AttachKprobe, ps.AttachTo, sp.Kind == lang.ProbeKretprobe, sp.Offset
 	case lang.ProbeUprobe, lang.ProbeUretprobe:
 		a.Kind, a.Func, a.Binary, a.Offset, a.Return = AttachUprobe, spec.Func, spec.Binary, spec.FileOffset, sp.Kind == lang.ProbeUretprobe
 		if n := spec.UserProbeName(); n != "" {

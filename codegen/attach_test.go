@@ -19,6 +19,7 @@ interval:ms:250 { @i = count() }
 profile:hz:99 { @p = count() }
 tracepoint:skb:kfree_skb { @t = count() }
 kprobe:ip_rcv { @k = count() }
+kprobe:ip_rcv+4 { @ko = count() }
 kretprobe:ip_rcv { @kr = count() }
 fentry:ip_rcv { @f = count() }
 fexit:ip_rcv { @fx = count() }
@@ -31,12 +32,17 @@ kprobe:ip_rcv_* { @g = count() }`)
 		"profile:hz:99":            "kind profile func  ret false period 0 hz 99",
 		"tracepoint:skb:kfree_skb": "kind tp_btf func  ret false period 0 hz 0",
 		"kprobe:ip_rcv":            "kind kprobe func ip_rcv ret false period 0 hz 0",
+		"kprobe:ip_rcv+4":          "kind kprobe func ip_rcv ret false period 0 hz 0 offset 4",
 		"kretprobe:ip_rcv":         "kind kprobe func ip_rcv ret true period 0 hz 0",
 		"fentry:ip_rcv":            "kind fentry func ip_rcv ret false period 0 hz 0",
 		"fexit:ip_rcv":             "kind fexit func ip_rcv ret false period 0 hz 0",
 	}
 	desc := func(a codegen.Attach) string {
-		return fmt.Sprintf("kind %v func %s ret %v period %d hz %d", a.Kind, a.Func, a.Return, a.Period, a.Hz)
+		d := fmt.Sprintf("kind %v func %s ret %v period %d hz %d", a.Kind, a.Func, a.Return, a.Period, a.Hz)
+		if a.Offset > 0 {
+			d += fmt.Sprintf(" offset %d", a.Offset)
+		}
+		return d
 	}
 	skb, glob := 0, 0
 	for _, p := range out.Programs {

@@ -107,7 +107,8 @@ type attachPoint struct {
 	retClass                       RetClass
 	period, hz                     uint64
 	// target is an skb: or skbret: glob, whose functions the runtime finds
-	// for a kprobe-form program by it; binary, fn and offset a uprobe's.
+	// for a kprobe-form program by it; binary, fn and offset a uprobe's
+	// (offset also kprobe:FN+OFFSET's).
 	target, binary, fn string
 	offset             uint64
 	functions          string
@@ -130,6 +131,9 @@ func attachKey(p *Program) (attachPoint, bool) {
 		k.target = s.Spec.Target
 	case lang.ProbeUprobe, lang.ProbeUretprobe:
 		k.binary, k.fn, k.offset = s.Binary, s.Func, s.FileOffset
+	case lang.ProbeKprobe:
+		// kprobe:FN+OFFSET fires elsewhere than kprobe:FN.
+		k.offset = s.Spec.Offset
 	}
 	if len(p.Functions) > 0 {
 		k.functions = strings.Join(p.Functions, "|")

@@ -81,7 +81,8 @@ type ProbeSpec struct {
 	// Binary is a uprobe's binary as written (a path, a library name such
 	// as libc, or a command found in PATH); Name is then its function (or
 	// a glob of them), Offset the +OFFSET after it, and Address, where the
-	// function is written as a number, that address.
+	// function is written as a number, that address. A kprobe's Offset is
+	// its kprobe:FN+OFFSET (kprobeoffset.go).
 	Binary  string
 	Offset  uint64
 	Address uint64

@@ -152,6 +152,10 @@ func (l *lowerer) spec(g *gSpec) *ProbeSpec {
 			// one namespace: BTF and kallsyms name each once).
 			rest, s.Target = fn, fn
 		}
+		if strings.Contains(rest, "+") {
+			rest = l.kprobeOffset(sp, s, k, rest)
+			s.Target = rest
+		}
 		// A glob (kprobe:tcp_*) attaches to every traceable function it
 		// matches, as skb: does.
 		if rest == "" || !isIdent(rest) && !(strings.ContainsAny(rest, "*?[") && isGlob(rest)) {
