@@ -164,6 +164,8 @@ func printable(t types.Type) bool {
 		return true
 	case types.Array:
 		return intArray(t)
+	case types.Struct:
+		return structValue(t)
 	}
 	return false
 }
@@ -190,7 +192,7 @@ func (c *checker) print(e *lang.CallExpr) {
 		}
 		t := c.expr(a)
 		if t.Kind != types.Invalid && !printable(t) {
-			c.errorf(a, emptyTupleHint(a), "cannot print %s", t)
+			c.errorf(a, valueHint(a, t), "cannot print %s", t)
 		}
 	}
 }

@@ -92,12 +92,8 @@ func (c *checker) expr1(e lang.Expr) types.Type {
 
 func (c *checker) ident(e *lang.Ident) types.Type {
 	if e.Name == "args" {
-		if c.ctx.Params == nil {
-			c.ctxErrorf(e, c.ctx.NoArgs, "no args in this probe")
-		} else {
-			c.errorf(e, "write args.NAME", "args must be followed by .NAME")
-		}
-		return types.Bad
+		// args alone: the arguments as one struct (print(args)).
+		return c.argsStruct(e)
 	}
 	if n, ok := argIndex(e.Name); ok {
 		return c.rawArg(e, n)
@@ -527,6 +523,11 @@ func (c *checker) unary(e *lang.UnaryExpr) types.Type {
 			return types.Bad
 		}
 		t, ok := c.fromBTF(x.BTF)
+		if ok && t.Kind == types.Struct {
+			// The struct's value, kept or printed whole (structvalue.go).
+			t.User = x.User
+			return t
+		}
 		if !ok || !t.IsScalar() {
 			c.errorf(e, "use -> to read a member", "cannot dereference %s", x)
 			return types.Bad

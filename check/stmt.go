@@ -103,9 +103,10 @@ func (c *checker) assign(s *lang.AssignStmt) {
 			return
 		}
 		if !storable(v) {
-			c.errorf(s.Value, emptyTupleHint(s.Value), "a variable cannot hold %s", v)
+			c.errorf(s.Value, valueHint(s.Value, v), "a variable cannot hold %s", v)
 			return
 		}
+		v = storedStruct(v)
 		old, exists := c.vars[t.Name]
 		if exists && old.Kind == types.Invalid {
 			return
@@ -160,12 +161,13 @@ func (c *checker) assign(s *lang.AssignStmt) {
 			c.shiftCount(s.Value)
 		}
 		if v.Kind != types.Agg && !storable(v) {
-			c.errorf(s.Value, emptyTupleHint(s.Value), "a map cannot hold %s", v)
+			c.errorf(s.Value, valueHint(s.Value, v), "a map cannot hold %s", v)
 			return
 		}
 		if v.IsInt() {
 			v = types.Type{Kind: types.Int, Size: 8, Signed: v.Signed, Fmt: v.Fmt, BTF: v.BTF, User: v.User}
 		}
+		v = storedStruct(v)
 		c.mapAssign(t, keys, v)
 		c.info.Types[t] = v
 		if v.Kind == types.Agg && v.Agg == types.AggTseries {
@@ -182,11 +184,15 @@ func storable(t types.Type) bool {
 	case types.Array:
 		// bpftrace's array casts, (int8[8])x, in a variable.
 		return t.Size <= 64
+	case types.Struct:
+		return structValue(t)
 	}
 	return false
 }
 
-func keyable(t types.Type) bool { return storable(t) && (t.Kind != types.Array || intArray(t)) }
+func keyable(t types.Type) bool {
+	return storable(t) && (t.Kind != types.Array || intArray(t)) && t.Kind != types.Struct
+}
 
 func sameKind(a, b types.Type) bool {
 	if a.Kind != b.Kind {
@@ -197,6 +203,9 @@ func sameKind(a, b types.Type) bool {
 	}
 	if a.Kind == types.Tuple {
 		return sameTuple(a, b)
+	}
+	if a.Kind == types.Struct {
+		return a.Size == b.Size && types.CName(a.BTF) == types.CName(b.BTF)
 	}
 	return true
 }

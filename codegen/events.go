@@ -195,7 +195,7 @@ func (g *gen) output(s lang.Stmt, c *lang.CallExpr) error {
 	}
 	for _, a := range args {
 		t := g.info.Types[a]
-		if !inReg(t) && t.Kind != types.String && t.Kind != types.Addr && t.Kind != types.Endpoint && t.Kind != types.Packet && t.Kind != types.Tuple && t.Kind != types.Array {
+		if !inReg(t) && t.Kind != types.String && t.Kind != types.Addr && t.Kind != types.Endpoint && t.Kind != types.Packet && t.Kind != types.Tuple && t.Kind != types.Array && t.Kind != types.Struct {
 			return unsupported(a, "printing a "+t.String())
 		}
 		size := SlotSize(t)

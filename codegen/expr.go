@@ -639,6 +639,9 @@ func (g *gen) memberAddr(e lang.Expr, what string, dst asm.Register) error {
 	if ie, ok := lang.Unparen(e).(*lang.IndexExpr); ok {
 		return g.elemAddr(ie, what, dst)
 	}
+	if inFrame, err := g.frameStructAddr(e, dst); inFrame || err != nil {
+		return err
+	}
 	fe, ok := lang.Unparen(e).(*lang.FieldExpr)
 	m, known := g.memberOf(fe)
 	if !ok || !known {

@@ -525,7 +525,7 @@ func (g *gen) histCount(m *lang.MapExpr, spec *ebpf.MapSpec) error {
 // storableValue reports whether a plain (not aggregated) map value of type
 // t is compiled: integers, pointers, stack ids, strings and addresses.
 func storableValue(t types.Type) bool {
-	return inReg(t) || t.Kind == types.String || t.Kind == types.Addr || t.Kind == types.Endpoint || t.Kind == types.Tuple || t.Kind == types.Array
+	return inReg(t) || t.Kind == types.String || t.Kind == types.Addr || t.Kind == types.Endpoint || t.Kind == types.Tuple || t.Kind == types.Array || t.Kind == types.Struct
 }
 
 // elemKey returns the map of `@m[k...]` and the frame slot of its key,

@@ -13,7 +13,7 @@ import (
 // rounded up to 8, AddrSize for addresses.
 func SlotSize(t types.Type) int {
 	switch t.Kind {
-	case types.String, types.Array:
+	case types.String, types.Array, types.Struct:
 		return (t.Size + 7) &^ 7
 	case types.Addr:
 		return AddrSize
@@ -136,6 +136,8 @@ func (g *gen) into(e lang.Expr, at int16, size int) error {
 		return g.packetInto(at)
 	case types.Array:
 		return g.arrayInto(e, at, size)
+	case types.Struct:
+		return g.structInto(e, at, size)
 	}
 	return unsupported(e, "a "+t.String()+" value")
 }

@@ -1,6 +1,7 @@
 package output
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math"
 	"strconv"
@@ -92,6 +93,11 @@ func (bf btfFormat) members(dst []byte, ms []btf.Member, raw []byte, depth int) 
 			dst = append(dst, "null"...)
 			continue
 		}
+		if charArray(m.Type) {
+			// bpftrace reads a member char name[N] as a string.
+			dst = bf.str(dst, raw[off:off+size])
+			continue
+		}
 		dst = bf.append(dst, m.Type, raw[off:off+size], depth+1)
 	}
 	return append(dst, close...)
@@ -120,4 +126,27 @@ func leUint(raw []byte, size int) uint64 {
 	var b [8]byte
 	copy(b[:], raw[:min(size, len(raw), 8)])
 	return binary.LittleEndian.Uint64(b[:])
+}
+
+// charArray reports whether t is an array of bytes (char name[16]),
+// which bpftrace prints as a string.
+func charArray(t btf.Type) bool {
+	a, ok := btf.UnderlyingType(t).(*btf.Array)
+	if !ok {
+		return false
+	}
+	e, ok := btf.UnderlyingType(a.Type).(*btf.Int)
+	return ok && e.Size == 1 && e.Encoding&btf.Bool == 0
+}
+
+// str appends a byte array's text up to its first NUL: as it is in
+// text, a JSON string in JSON.
+func (bf btfFormat) str(dst, raw []byte) []byte {
+	if i := bytes.IndexByte(raw, 0); i >= 0 {
+		raw = raw[:i]
+	}
+	if bf.json {
+		return appendBtJSONString(dst, string(raw))
+	}
+	return append(dst, raw...)
 }

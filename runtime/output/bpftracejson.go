@@ -266,6 +266,9 @@ func (f *Values) appendBtJSON(dst []byte, t types.Type, raw []byte) []byte {
 			return out
 		}
 	}
+	if t.Kind == types.Struct {
+		return btfFormat{json: true}.append(dst, t.BTF, raw, 0)
+	}
 	switch {
 	case t.Kind == types.Tuple:
 		parts := codegen.TupleLayout(t)

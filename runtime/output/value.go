@@ -111,6 +111,8 @@ func (f *Values) appendValue(dst []byte, t types.Type, raw []byte) []byte {
 		if out, ok := appendArray(dst, t, raw, false); ok {
 			return out
 		}
+	case types.Struct:
+		return btfFormat{}.append(dst, t.BTF, raw, 0)
 	case types.Tuple:
 		if t.Fmt == types.FmtRule {
 			return f.appendRule(dst, t, raw)
@@ -167,6 +169,8 @@ func (f *Values) jsonValue(t types.Type, raw []byte) any {
 		if out, ok := appendArray(nil, t, raw, true); ok {
 			return json.RawMessage(out)
 		}
+	case t.Kind == types.Struct:
+		return json.RawMessage(btfFormat{json: true}.append(nil, t.BTF, raw, 0))
 	}
 	return f.value(t, raw)
 }
