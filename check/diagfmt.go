@@ -40,7 +40,7 @@ func (info *Info) Where(n lang.Node) string {
 	sp := n.Span()
 	name := ""
 	if info.src != nil {
-		name = info.src.Name
+		name = info.src.NameAt(sp.Start.Offset)
 	}
 	return fmt.Sprintf("%s:%d:%d-%d", name, sp.Start.Line, sp.Start.Col, sp.End.Col)
 }

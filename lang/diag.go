@@ -64,7 +64,7 @@ func (d *Diagnostics) format(b *strings.Builder, it Diagnostic) {
 	name := "script"
 	text := ""
 	if d.Src != nil {
-		name, text = d.Src.Name, d.Src.Text
+		name, text = d.Src.NameAt(it.Span.Start.Offset), d.Src.Text
 	}
 	fmt.Fprintf(b, "%s:%d:%d: %s\n", name, it.Span.Start.Line, it.Span.Start.Col, it.Msg)
 	lineStart := it.Span.Start.Offset - (it.Span.Start.Col - 1)

@@ -29,9 +29,10 @@ var parser = sync.OnceValue(func() *participle.Parser[gScript] {
 // own, so that one bad probe does not hide the errors of the next.
 func Parse(src *Source) (*Script, error) {
 	diags := &Diagnostics{Src: src}
+	imported := resolveImports(src, diags)
 	text, macros := preprocess(src, stripShebang(src.Text), diags)
 	script := &Script{Src: src, At: Span{Start: src.PosAt(0), End: src.PosAt(len(src.Text))}}
-	ranges := &rangeParser{src: src, text: text, macros: macros}
+	ranges := &rangeParser{src: src, text: text, macros: macros, imported: imported}
 	for _, ch := range scan(src, text, diags) {
 		if ch = ranges.preamble(ch, script, diags); ch.start >= ch.end {
 			continue
@@ -64,6 +65,7 @@ func Parse(src *Source) (*Script, error) {
 		script.Probes = append(script.Probes, lowerProbes(src, diags, g)...)
 	}
 	expandMacros(script, ranges.bpfMacros, diags)
+	orderImported(script)
 	callBuiltins(script, diags)
 	desugar(script, diags)
 	if len(script.Probes) == 0 && diags.Len() == 0 {
@@ -123,6 +125,8 @@ type rangeParser struct {
 	macros *macros
 	// bpfMacros are bpftrace's macros the script defines (macrodef.go).
 	bpfMacros map[string]*macroDef
+	// imported are the offsets of the root imports resolved (import.go).
+	imported map[int]bool
 	// The tokens and descent's nodes are reused from range to range.
 	toks  []lexer.Token
 	nodes descentNodes

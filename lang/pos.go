@@ -34,6 +34,9 @@ type Source struct {
 	// lineStarts holds the offset of each line's first byte, built on the
 	// first PosAt: positions are then a binary search, not a scan.
 	lineStarts []int
+	// parts are the files a script imports (import.go), appended to Text
+	// after the script's own: positions in them are their files' lines.
+	parts []sourcePart
 }
 
 // PosAt computes the position of a byte offset in the source.
@@ -51,7 +54,20 @@ func (s *Source) PosAt(off int) Pos {
 	}
 	// The last line starting at or before off.
 	line := sort.SearchInts(s.lineStarts, off+1) - 1
-	return Pos{Offset: off, Line: line + 1, Col: off - s.lineStarts[line] + 1}
+	p := Pos{Offset: off, Line: line + 1, Col: off - s.lineStarts[line] + 1}
+	if part := s.partAt(off); part != nil {
+		p.Line -= part.firstLine - 1
+	}
+	return p
+}
+
+// NameAt is the name of the file the byte at offset off comes from: the
+// script's, or a file it imports.
+func (s *Source) NameAt(off int) string {
+	if part := s.partAt(off); part != nil {
+		return part.name
+	}
+	return s.Name
 }
 
 // Slice returns the source text a span covers.

@@ -82,8 +82,12 @@ func (r *rangeParser) preamble(ch chunk, s *Script, d *Diagnostics) chunk {
 		case strings.HasPrefix(rest, "__attribute__"):
 			ch.start += r.typeAttrs(s, d, ch.start, ch.end)
 		case importRe.MatchString(rest):
-			d.Add(at(6), "put the probes in one script", "imports are not supported")
-			return chunk{ch.end, ch.end}
+			m := rootImportRe.FindStringIndex(rest)
+			if m == nil || m[0] != 0 || !r.imported[ch.start] {
+				d.Add(at(6), `write each import on a line of its own, at the top level: import "lib.bt";`, "expected an import at the start of a line")
+				return chunk{ch.end, ch.end}
+			}
+			ch.start += m[1]
 		default:
 			return ch
 		}

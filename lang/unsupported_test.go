@@ -11,7 +11,7 @@ import (
 // what to write instead.
 func TestUnsupportedConstructs(t *testing.T) {
 	for _, c := range []struct{ text, want string }{
-		{"import \"foo\";\nBEGIN { exit() }", "1:1: imports are not supported"},
+		{"import \"foo\";\nBEGIN { exit() }", "1:1: unable to find suitable path for import"},
 	} {
 		_, err := Parse(&Source{Name: "x.st", Text: c.text})
 		var d *Diagnostics
