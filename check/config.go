@@ -34,9 +34,15 @@ type Config struct {
 	// sets it: how kstack and kstack() print ("" is bpftrace's mode).
 	StackMode string
 	// MaxStrlen is max_strlen where the script or BPFTRACE_MAX_STRLEN
-	// sets it (at most stdlib.MaxStrlen: strings live on the BPF
-	// stack), else 0: str() reads 63 bytes.
+	// sets it (at most stdlib.MaxStrlen: strings too large for the BPF
+	// stack live in the scratch area), else 0: str() reads 63 bytes.
 	MaxStrlen int
+	// OnStackLimit is on_stack_limit where the script or
+	// BPFTRACE_ON_STACK_LIMIT sets it (at least 8), else 0: the values
+	// larger than it live in the per-CPU scratch area, not on the BPF
+	// stack. Unset, a probe's values live on the stack where they fit,
+	// and those above bpftrace's 32 bytes in the scratch area where not.
+	OnStackLimit int
 }
 
 // The values of MissingProbes.
@@ -87,7 +93,7 @@ var configVars = map[string]configVar{
 	"max_bpf_progs":           {value: cfgInt, note: "skbtrace has no limit of its own on its programs"},
 	"max_type_res_iterations": {value: cfgInt, note: "skbtrace resolves types from BTF without a limit"},
 	"log_size":                {value: cfgInt, note: "skbtrace sizes the verifier's log itself (-v prints it)"},
-	"on_stack_limit":          {value: cfgInt, note: "skbtrace places values on the BPF stack itself"},
+	"on_stack_limit":          {value: cfgInt, apply: func(c *Config, e *lang.ConfigEntry) { c.OnStackLimit = int(max(8, min(e.Int, 1<<20))) }},
 	"perf_rb_pages":           {value: cfgInt, note: "skbtrace's ring buffer is 4 MiB"},
 	"stack_mode": {value: cfgWord, words: []string{"bpftrace", "perf", "raw"}, apply: func(c *Config, e *lang.ConfigEntry) {
 		c.StackMode = map[string]string{"perf": "perf", "raw": "raw"}[e.Value]
@@ -155,7 +161,7 @@ func (c *checker) config(cfg *lang.Config) {
 		if v.apply != nil {
 			v.apply(&c.info.Config, e)
 			if name == "max_strlen" && e.Int > stdlib.MaxStrlen {
-				c.note(fmt.Sprintf("config: %s = %d: skbtrace reads at most %d bytes of a string (strings live on the 512-byte BPF stack); longer ones print cut there, with ..", e.Key, e.Int, stdlib.MaxStrlen))
+				c.note(fmt.Sprintf("config: %s = %d: skbtrace reads at most %d bytes of a string (its strings and records share a %d KiB per-CPU scratch area); longer ones print cut there, with ..", e.Key, e.Int, stdlib.MaxStrlen, 32))
 			}
 		} else {
 			c.note(fmt.Sprintf("config: %s = %s has no effect: %s", e.Key, e.Value, v.note))

@@ -438,7 +438,23 @@ const exitLabel = "exit"
 
 func compileProbe(info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec *check.SpecInfo, name string, tg SkbTarget, ksym func(string) uint64) (*Program, error) {
 	events := len(out.Events)
-	prog, err := compileProbeWith(0, info, ms, out, p, spec, name, tg, ksym)
+	// The stack alone, unless the script sets on_stack_limit; where the
+	// slots do not fit, again with the large ones in the scratch area
+	// (scratch.go).
+	onStack := info.Config.OnStackLimit
+	prog, err := compileProbeGiving(onStack, info, ms, out, p, spec, name, tg, ksym)
+	if onStack == 0 && errors.Is(err, errStackFull) {
+		out.Events = out.Events[:events]
+		prog, err = compileProbeGiving(defaultOnStack, info, ms, out, p, spec, name, tg, ksym)
+	}
+	return prog, err
+}
+
+// compileProbeGiving compiles a probe's program with the slots above
+// onStack bytes in the scratch area (0: none).
+func compileProbeGiving(onStack int, info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec *check.SpecInfo, name string, tg SkbTarget, ksym func(string) uint64) (*Program, error) {
+	events := len(out.Events)
+	prog, err := compileProbeWith(0, onStack, info, ms, out, p, spec, name, tg, ksym)
 	// At the kernel's limit of maps, the stop gate gives way, then the one
 	// map: again, from the same events.
 	for give := 1; give <= 2; give++ {
@@ -447,7 +463,7 @@ func compileProbe(info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec
 			break
 		}
 		out.Events = out.Events[:events]
-		prog, err = compileProbeWith(give, info, ms, out, p, spec, name, tg, ksym)
+		prog, err = compileProbeWith(give, onStack, info, ms, out, p, spec, name, tg, ksym)
 	}
 	return prog, err
 }
@@ -465,10 +481,13 @@ func (e *tooManyMapsError) Error() string {
 
 // compileProbeWith compiles a probe's program, giving way at the map limit
 // as give says: 0 nothing, 1 the stop gate, 2 the stop gate and the one map.
-func compileProbeWith(give int, info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec *check.SpecInfo, name string, tg SkbTarget, ksym func(string) uint64) (*Program, error) {
+func compileProbeWith(give, onStack int, info *check.Info, ms *mapSet, out *Output, p *lang.Probe, spec *check.SpecInfo, name string, tg SkbTarget, ksym func(string) uint64) (*Program, error) {
 	g := &gen{noOne: give >= 2, info: info, maps: ms, out: out, probe: p, spec: spec, vars: map[string]int16{}, skbArg: tg.SkbArg, target: tg, mapOf: map[*lang.CallExpr]string{}, ksym: ksym,
 		funcs: &[]asm.Instructions{}, loopVars: map[string]types.Type{}}
 	g.vs.g = g
+	if onStack > 0 {
+		g.frame.onStack, g.vs.regs = onStack, scratchVregs
+	}
 	g.funcAddr = oneFuncAddr(spec.Spec.Kind, spec, tg, ksym)
 	ps := &ebpf.ProgramSpec{Name: name, License: "GPL"}
 	switch spec.Spec.Kind {
@@ -543,6 +562,11 @@ func compileProbeWith(give int, info *check.Info, ms *mapSet, out *Output, p *la
 			return nil, err
 		}
 	}
+	if g.scratchMode() {
+		if err := g.scratchPrologue(); err != nil {
+			return nil, err
+		}
+	}
 	// Header fields read the IP header parsed once, before the predicate
 	// or the body, whichever reads one first.
 	parseAt, scanAt := p.Body, p.Body
@@ -602,7 +626,7 @@ func compileProbeWith(give int, info *check.Info, ms *mapSet, out *Output, p *la
 		asm.Mov.Imm(asm.R0, 0).WithSymbol(exitLabel),
 		asm.Return(),
 	)
-	ps.Instructions = dropCtxCopy(dropUnreachable(peephole(g.insns)))
+	ps.Instructions = g.endScratch(dropCtxCopy(dropUnreachable(peephole(g.insns))))
 	if len(*g.funcs) > 0 {
 		ps.Instructions[0] = withFuncInfo(ps.Instructions[0], name, "ctx")
 	}

@@ -310,12 +310,13 @@ func (g *gen) callbackLoop(s *lang.ForStmt) error {
 		return err
 	}
 	defer g.afterCallback(retFlag)
+	g.scratchBack(cb)
 	*g.funcs = append(*g.funcs, cb.insns)
 	g.calleeDepth = max(g.calleeDepth, stackDepth(cb))
 	g.labels = cb.labels
 	if total := stackDepth(g); total > frameSize {
-		return &spanError{span: s.At, msg: fmt.Sprintf("this loop and the probe around it need %d bytes of eBPF stack together, more than %d", total, frameSize),
-			hint: "the kernel runs a loop's body on a stack of its own, counted with the probe's: use fewer or shorter variables (strings) in the probe or the loop"}
+		return stackSpanError{&spanError{span: s.At, msg: fmt.Sprintf("this loop and the probe around it need %d bytes of eBPF stack together, more than %d", total, frameSize),
+			hint: "the kernel runs a loop's body on a stack of its own, counted with the probe's: use fewer or shorter variables (strings) in the probe or the loop"}}
 	}
 	funcPtr := asm.LoadImm(asm.R2, -1, asm.DWord)
 	funcPtr.Src = asm.PseudoFunc
@@ -400,6 +401,7 @@ func (g *gen) callback(s *lang.ForStmt, sym string, copies []copied, retFlag int
 		vars: map[string]int16{}, loopVars: maps2(g.loopVars), labels: g.labels, skbArg: g.skbArg, target: g.target,
 		ksym: g.ksym, mapOf: map[*lang.CallExpr]string{}, funcAddr: g.funcAddr, funcs: g.funcs, head: &headSlots{}}
 	cb.vs.g = cb
+	cb.scratchFrom(g)
 	frameArg, index := asm.R4, asm.R1
 	if s.Map == nil {
 		frameArg = asm.R2
@@ -418,13 +420,26 @@ func (g *gen) callback(s *lang.ForStmt, sym string, copies []copied, retFlag int
 	}
 	cb.emit(asm.StoreMem(asm.RFP, caller, frameArg, asm.DWord).WithSymbol(sym))
 	if s.Map != nil {
+		if err := cb.scratchStart(true); err != nil {
+			return nil, err
+		}
 		if err := cb.mapElem(s, v); err != nil {
 			return nil, err
 		}
 	} else {
 		cb.emit(asm.StoreMem(asm.RFP, v, index, asm.DWord))
+		if err := cb.scratchStart(false); err != nil {
+			return nil, err
+		}
 	}
 	for i, c := range copies {
+		if isScratch(int64(c.from)) {
+			// The caller's slot in the scratch area, which the body
+			// shares: used in place, not copied.
+			copies[i].to = c.from
+			cb.vars[c.name] = c.from
+			continue
+		}
 		to, err := cb.frame.keep(c.size)
 		if err != nil {
 			return nil, err
@@ -476,7 +491,7 @@ func (g *gen) callback(s *lang.ForStmt, sym string, copies []copied, retFlag int
 	cb.emit(asm.StoreMem(asm.RFP, ret, asm.R0, asm.DWord).WithSymbol(out))
 	cb.copyVars(caller, copies, false)
 	cb.emit(asm.LoadMem(asm.R0, asm.RFP, ret, asm.DWord), asm.Return())
-	cb.insns = dropUnreachable(peephole(cb.insns))
+	cb.insns = cb.endScratch(dropUnreachable(peephole(cb.insns)))
 	if s.Map != nil {
 		cb.insns[0] = withFuncInfo(cb.insns[0], sym, "map", "key", "value", "ctx")
 	} else {
@@ -502,7 +517,7 @@ func (g *gen) copyVars(caller int16, copies []copied, in bool) {
 	}
 	g.emit(asm.LoadMem(asm.R1, asm.RFP, caller, asm.DWord))
 	for _, c := range copies {
-		if c.name == rangeLo && !in {
+		if c.name == rangeLo && !in || isScratch(int64(c.from)) {
 			continue
 		}
 		for off := int16(0); off < int16(c.size); off += 8 {

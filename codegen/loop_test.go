@@ -2,6 +2,7 @@ package codegen_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -105,15 +106,20 @@ func TestLoopsLoad(t *testing.T) {
 }
 
 // TestLoopStackLimit checks that a loop body and its probe that need
-// more than 512 bytes of stack together are a positioned error.
+// more than 512 bytes of stack together are a positioned error where
+// on_stack_limit keeps their strings on the stack, and load with them in
+// the scratch area where it does not.
 func TestLoopStackLimit(t *testing.T) {
-	text := `BEGIN { @m[1] = 1; $a = str(comm, 200); $b = str(comm, 200); $c = str(comm, 40); for ($kv : @m) { $x = $kv.1 } }`
+	body := `BEGIN { @m[1] = 1; $a = str(comm, 200); $b = str(comm, 200); $c = str(comm, 40); for ($kv : @m) { $x = $kv.1 } }`
+	text := `config = { on_stack_limit = 1024 } ` + body
 	script, info := compiletest.Check(t, text, check.Options{})
 	_, err := codegen.Compile(script, info, codegen.Options{})
 	var d *lang.Diagnostics
-	if !errors.As(err, &d) || !strings.Contains(err.Error(), "test.st:1:82: this loop and the probe around it need") {
+	want := fmt.Sprintf("test.st:1:%d: this loop and the probe around it need", strings.Index(text, "for (")+1)
+	if !errors.As(err, &d) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("got %v, want a positioned error at the loop", err)
 	}
+	load(t, compile(t, body))
 }
 
 // TestLoopHelperMissing checks that a loop whose helper the kernel lacks

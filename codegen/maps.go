@@ -719,3 +719,15 @@ func (g *gen) elemCall(c *lang.CallExpr) error {
 	g.mark(none)
 	return g.vs.push(asm.R0)
 }
+
+// scratchMap adds ScratchMap, or grows its value to size bytes: the
+// scratch area of the programs compiled in scratch mode (scratch.go), one
+// per-CPU value that every such program shares, each from its start.
+func (ms *mapSet) scratchMap(size int) {
+	size = max((size+7)&^7, 8)
+	if s, ok := ms.specs[ScratchMap]; ok {
+		s.ValueSize = max(s.ValueSize, uint32(size))
+		return
+	}
+	ms.specs[ScratchMap] = &ebpf.MapSpec{Name: ScratchMap, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: uint32(size), MaxEntries: 1}
+}

@@ -10,7 +10,7 @@ import "github.com/cilium/ebpf/asm"
 type vstack struct {
 	g     *gen
 	depth int
-	slots []int16 // spill slot of entry i (for i >= len(vregs))
+	slots []int16 // spill slot of entry i (for i >= len(regs))
 	// moved is 1 + the index of the instruction a push last emitted to move
 	// its value into a register (0: none), and from the register movedFrom:
 	// a pop of that entry with nothing in between that changes movedFrom
@@ -18,12 +18,19 @@ type vstack struct {
 	moved      int
 	movedFrom  asm.Register
 	movedDepth int // the entry moved
+	// regs are the registers the first entries live in: vregs, or
+	// scratchVregs in scratch mode, where R8 holds the scratch area.
+	regs []asm.Register
 }
 
-var vregs = []asm.Register{asm.R6, asm.R7, asm.R8}
+var (
+	vregs        = []asm.Register{asm.R6, asm.R7, asm.R8}
+	scratchVregs = []asm.Register{asm.R6, asm.R7}
+)
 
 // push moves a scratch register's value onto the stack.
 func (v *vstack) push(src asm.Register) error {
+	vregs := v.vregs()
 	i := v.depth
 	v.depth++
 	v.moved = 0
@@ -42,6 +49,14 @@ func (v *vstack) push(src asm.Register) error {
 	return nil
 }
 
+// vregs are the registers the first entries live in.
+func (v *vstack) vregs() []asm.Register {
+	if v.regs != nil {
+		return v.regs
+	}
+	return vregs
+}
+
 func (v *vstack) slot(k int) (int16, error) {
 	for len(v.slots) <= k {
 		off, err := v.g.frame.keep(8)
@@ -55,6 +70,7 @@ func (v *vstack) slot(k int) (int16, error) {
 
 // pop moves the top entry into a scratch register.
 func (v *vstack) pop(dst asm.Register) {
+	vregs := v.vregs()
 	v.depth--
 	i := v.depth
 	if i < len(vregs) {

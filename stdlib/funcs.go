@@ -246,8 +246,8 @@ var Funcs = []*Func{
 			}
 			if c.NArgs() == 2 {
 				v, ok := c.ConstInt(1)
-				if !ok || v < 1 || v > 256 {
-					c.Errorf(1, "", "str length must be a constant from 1 to 256")
+				if !ok || v < 1 || v > MaxStrlen+1 {
+					c.Errorf(1, "", "str length must be a constant from 1 to %d", MaxStrlen+1)
 				} else {
 					n, cut = v, false
 				}
@@ -445,8 +445,10 @@ func FuncNames() []string {
 var RuleArgs = []string{"reason", "netns", "dev", "l4proto", "saddr", "sport", "daddr", "dport"}
 
 // MaxStrlen is the most bytes of a string str() reads where max_strlen
-// asks for more: a string and its NUL live on the 512-byte BPF stack.
-const MaxStrlen = 255
+// asks for more: PATH_MAX, the longest name the kernel takes. A string
+// too long for the 512-byte BPF stack lives in the per-CPU scratch area
+// (codegen/scratch.go), which one probe's strings and records share.
+const MaxStrlen = 4096
 
 // StackDepth is the most frames a kernel stack keeps (codegen's
 // StackDepth, the kernel's default perf_event_max_stack).
