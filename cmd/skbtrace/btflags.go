@@ -209,10 +209,11 @@ func setByEnv(entries []*lang.ConfigEntry, key string) bool {
 // dryRun is --dry-run: the plan compiled and its programs loaded (the
 // verifier checks them), nothing attached or run. It fails where the
 // programs do not compile or load.
-func dryRun(plan *pipeline.Plan, stderr io.Writer) int {
+func dryRun(plan *pipeline.Plan, stages debugStages, stdout, stderr io.Writer) int {
 	if err := plan.Compile(); err != nil {
 		return report(stderr, err)
 	}
+	stages.printCode(plan, stdout, stderr)
 	if err := plan.Load(); err != nil {
 		return report(stderr, err)
 	}

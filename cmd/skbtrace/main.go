@@ -68,8 +68,14 @@ type options struct {
 	criSocket string
 	// quiet is -q: no "Attached N probes" (nor skbtrace's tracing line).
 	quiet bool
-	// bt are bpftrace's flags (btflags.go).
-	bt btOptions
+	// bt are bpftrace's flags (btflags.go), btk those about the kernel
+	// (btkernel.go).
+	bt  btOptions
+	btk btKernelOptions
+	// debug is -d's value: dumpAll alone, else bpftrace's stages, which
+	// stages holds (debugstages.go).
+	debug  string
+	stages debugStages
 	// rotate is -C, -G and -W (rotate.go).
 	rotate rotateOptions
 	// overhead is --sample, --max-rate and --max-overhead (overhead.go).
@@ -89,13 +95,15 @@ func main() {
 // run is main without the exit, so that tests can drive the CLI.
 func run(argv []string, stdout, stderr io.Writer) int {
 	var o options
+	setDiagColor(stderr)
 	fs := pflag.NewFlagSet("skbtrace", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVarP(&o.program, "expr", "e", "", "trace this `PROGRAM`")
 	fs.StringVarP(&o.list, "list", "l", "", "list probes matching `PATTERN`: skb:GLOB, skbret:GLOB, tracepoint:CAT:NAME, kprobe:GLOB, fentry:GLOB, 'struct NAME' (-lv: prototypes, return types, fields)")
 	fs.Lookup("list").NoOptDefVal = "*"
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "verbose: prototypes with -l, timings, raw kernel errors")
-	fs.BoolVarP(&o.dump, "dump", "d", false, "print the syntax tree and the generated code, then exit")
+	fs.StringVarP(&o.debug, "dump", "d", "", "alone: print the syntax tree and the generated code, then exit; -d `STAGE`[,STAGE] (bpftrace's: ast, types, codegen, verifier, all...): print those, then run (debugstages.go)")
+	fs.Lookup("dump").NoOptDefVal = dumpAll
 	fs.BoolVar(&o.nftrace, "nftrace", false, "name the nftables (and iptables-nft) rule that dropped a packet (whydrop, rule()): adds a table inet skbtrace_nftrace_PID to each network namespace with an nftables ruleset, whose chains set nftrace on its packets so that the kernel traces their verdicts; removed on exit (an owner table from Linux 5.12: removed by the kernel even after SIGKILL); with --netns, only in those namespaces")
 	fs.StringVarP(&o.format, "format", "f", "text", "output format: text or json (one object a line: each event and map; with --timeline or --graph, each block)")
 	fs.StringVarP(&o.output, "output", "o", "", "write output to `FILE`")
@@ -126,11 +134,12 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.tools, "tools", false, "list the bundled tools")
 	fs.BoolVarP(&o.version, "version", "V", false, "print the version")
 	addBpftraceFlags(fs, &o.bt)
+	addBtKernelFlags(fs, &o.btk)
 	addRotateFlags(fs, &o.rotate)
 	addOverheadFlags(fs, &o.overhead)
 	fs.Usage = func() {}
 	fs.SetInterspersed(false)
-	if err := fs.Parse(argv); err != nil {
+	if err := fs.Parse(joinDebugStage(argv)); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			usage(stderr, fs)
 			return 0
@@ -146,7 +155,16 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	if o.bt.info {
 		return printInfo(stdout)
 	}
+	o.dump = o.debug == dumpAll
+	if st, err := parseDebugStages(o.debug); err != nil {
+		return report(stderr, err)
+	} else {
+		o.stages = st
+	}
 	if err := o.bt.check(); err != nil {
+		return report(stderr, err)
+	}
+	if err := o.btk.apply(&o, stderr); err != nil {
 		return report(stderr, err)
 	}
 	if err := o.rotate.check(fs, o.write, o.output); err != nil {
@@ -241,5 +259,5 @@ func (o options) config(params []string, stderr io.Writer) pipeline.Config {
 
 // warner says the pipeline's lines on stderr.
 func warner(stderr io.Writer) func(string) {
-	return func(msg string) { fmt.Fprintf(stderr, "skbtrace: %s\n", msg) }
+	return func(msg string) { fmt.Fprint(stderr, paintDiagnostics("skbtrace: "+msg+"\n", colorYellow)) }
 }

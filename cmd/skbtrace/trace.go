@@ -42,8 +42,9 @@ func compileAndRun(o options, src *lang.Source, stdout, stderr io.Writer) int {
 	if o.dump {
 		return dump(plan, stdout, stderr)
 	}
+	o.stages.printTree(plan, stdout)
 	if o.bt.dryRun {
-		return dryRun(plan, stderr)
+		return dryRun(plan, o.stages, stdout, stderr)
 	}
 	return trace(o, kind, plan, resumeGCLater(resumeGC), stdout, stderr)
 }
@@ -73,10 +74,10 @@ func dump(plan *pipeline.Plan, stdout, stderr io.Writer) int {
 func report(w io.Writer, err error) int {
 	var d *lang.Diagnostics
 	if errors.As(err, &d) {
-		fmt.Fprint(w, d.Error())
+		fmt.Fprint(w, paintDiagnostics(d.Error(), colorRed))
 		return 1
 	}
-	fmt.Fprintf(w, "skbtrace: %v\n", err)
+	fmt.Fprint(w, paintDiagnostics(fmt.Sprintf("skbtrace: %v\n", err), colorRed))
 	return 1
 }
 
@@ -109,6 +110,7 @@ func trace(o options, kind outputKind, plan *pipeline.Plan, attached func(), std
 	if err := plan.Compile(); err != nil {
 		return report(stderr, err)
 	}
+	o.stages.printCode(plan, stdout, stderr)
 	out := plan.Output
 	if len(out.Programs) == 0 && !out.WaitsForBPF() {
 		fmt.Fprintln(stderr, "skbtrace: nothing to trace: no probe of the script matched")

@@ -123,6 +123,13 @@ func tracingMachinery(name string) bool {
 // available_filter_functions, or where that is unreadable the symbols of
 // /proc/kallsyms (text says which).
 func readTraceable() (raw []byte, text bool, source string, err error) {
+	if TraceableFile != "" {
+		raw, err := readProcFile(TraceableFile)
+		if err != nil {
+			return nil, false, "", fmt.Errorf("--traceable-functions: %w", err)
+		}
+		return raw, false, TraceableFile, nil
+	}
 	for _, src := range []struct {
 		path string
 		text bool

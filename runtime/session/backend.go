@@ -57,6 +57,9 @@ func ProbeBackend(b Backend, fn string) error {
 	spec := &ebpf.ProgramSpec{Name: "probe_backend", License: "GPL", Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()}}
 	switch b {
 	case BackendKprobeMulti:
+		if NoKprobeMulti {
+			return errKprobeMultiOff
+		}
 		spec.Type, spec.AttachType = ebpf.Kprobe, ebpf.AttachTraceKprobeMulti
 	case BackendFentry:
 		spec.Type, spec.AttachType, spec.AttachTo = ebpf.Tracing, ebpf.AttachTraceFEntry, fn
