@@ -74,14 +74,14 @@ type importer struct {
 	dir   string
 	names map[string]bool // import names done
 	files map[string]bool // files imported, by absolute path
-	done  map[int]bool    // offsets of the import statements resolved
+	done  map[int]int     // the import statements resolved: start and end offsets
 	ranks int
 }
 
 // resolveImports appends the files src's root imports name to its Text.
-// It returns the offsets of the import statements it resolved, which the
-// preamble then skips.
-func resolveImports(src *Source, d *Diagnostics) map[int]bool {
+// It returns the import statements it resolved (start and end offsets),
+// which blankImports takes out of the text that is parsed.
+func resolveImports(src *Source, d *Diagnostics) map[int]int {
 	if !strings.Contains(src.Text, "import") {
 		return nil
 	}
@@ -89,7 +89,7 @@ func resolveImports(src *Source, d *Diagnostics) map[int]bool {
 	if src.Name != "" && src.Name != "cmdline" && src.Name != "stdin" && src.Name != "-" {
 		dir = filepath.Dir(src.Name)
 	}
-	im := &importer{src: src, d: d, dir: dir, names: map[string]bool{}, files: map[string]bool{}, done: map[int]bool{}}
+	im := &importer{src: src, d: d, dir: dir, names: map[string]bool{}, files: map[string]bool{}, done: map[int]int{}}
 	im.imports(0, len(src.Text))
 	return im.done
 }
@@ -101,7 +101,7 @@ func (im *importer) imports(from, to int) {
 		for start < from+m[1] && (im.src.Text[start] == ' ' || im.src.Text[start] == '\t') {
 			start++
 		}
-		im.done[start] = true
+		im.done[start] = from + m[1]
 		at := Span{Start: im.src.PosAt(start), End: im.src.PosAt(from + m[1])}
 		im.importName(at, im.src.Text[from+m[2]:from+m[3]])
 	}
@@ -233,4 +233,22 @@ func orderImported(s *Script) {
 	rank := func(sp Span) int { return s.Src.rankAt(sp.Start.Offset) }
 	sort.SliceStable(s.Probes, func(i, j int) bool { return rank(s.Probes[i].At) < rank(s.Probes[j].At) })
 	sort.SliceStable(s.Types, func(i, j int) bool { return rank(s.Types[i].At) < rank(s.Types[j].At) })
+}
+
+// blankImports blanks the resolved import statements in text (the
+// script's text as it is parsed; offsets kept): a path's slashes would
+// otherwise read as a predicate's.
+func blankImports(text string, done map[int]int) string {
+	if len(done) == 0 {
+		return text
+	}
+	b := []byte(text)
+	for start, end := range done {
+		for i := start; i < end && i < len(b); i++ {
+			if b[i] != '\n' {
+				b[i] = ' '
+			}
+		}
+	}
+	return string(b)
 }

@@ -26,7 +26,7 @@ func TestRootImports(t *testing.T) {
 	write("deep.bt", "#!/usr/bin/env bpftrace\nbegin { printf(\"deep\\n\") }\nimport \"lib.bt\";\n")
 	write("d/one.bt", "end { printf(\"one\\n\") }\n")
 	write("d/notes.txt", "not a script")
-	write("main.bt", "import \"lib.bt\";\nimport \"d\";\nimport \"stdlib\";\nimport \"lib.bt\";\nstruct Main { struct Lib l; }\nbegin { print(twice(21)) }\n")
+	write("main.bt", "import \"./lib.bt\";\nimport \"d\";\nimport \"stdlib\";\nimport \"lib.bt\";\nstruct Main { struct Lib l; }\nbegin { print(twice(21)) }\n")
 	text, _ := os.ReadFile(filepath.Join(dir, "main.bt"))
 	s, err := Parse(&Source{Name: filepath.Join(dir, "main.bt"), Text: string(text)})
 	if err != nil {

@@ -30,9 +30,9 @@ var parser = sync.OnceValue(func() *participle.Parser[gScript] {
 func Parse(src *Source) (*Script, error) {
 	diags := &Diagnostics{Src: src}
 	imported := resolveImports(src, diags)
-	text, macros := preprocess(src, stripShebang(src.Text), diags)
+	text, macros := preprocess(src, blankImports(stripShebang(src.Text), imported), diags)
 	script := &Script{Src: src, At: Span{Start: src.PosAt(0), End: src.PosAt(len(src.Text))}}
-	ranges := &rangeParser{src: src, text: text, macros: macros, imported: imported}
+	ranges := &rangeParser{src: src, text: text, macros: macros}
 	for _, ch := range scan(src, text, diags) {
 		if ch = ranges.preamble(ch, script, diags); ch.start >= ch.end {
 			continue
@@ -125,8 +125,6 @@ type rangeParser struct {
 	macros *macros
 	// bpfMacros are bpftrace's macros the script defines (macrodef.go).
 	bpfMacros map[string]*macroDef
-	// imported are the offsets of the root imports resolved (import.go).
-	imported map[int]bool
 	// The tokens and descent's nodes are reused from range to range.
 	toks  []lexer.Token
 	nodes descentNodes
