@@ -26,6 +26,7 @@ const (
 	EdgeReassembled = 6 // the datagram reassembled from fragments
 	EdgeMerged      = 7 // GRO merged it into the skb its parent field names
 	EdgeGROHead     = 8 // a GRO head a followed skb was merged into
+	EdgeEncap       = 9 // put in a UDP tunnel: index the port, parent the VNI
 )
 
 // The packet's fields in the tracked map's value and in a print record
@@ -92,4 +93,26 @@ func (g *gen) packetHead(rec int16) {
 		}
 		g.emit(asm.LoadMem(asm.R0, asm.RFP, g.trk+off, asm.DWord), asm.StoreMem(asm.RFP, rec+PrintPacket+off, asm.R0, asm.DWord))
 	}
+}
+
+// packetFields are where the logical packet's builtins are in the packet
+// fields g.trk keeps: offset, and for the edge's parts, the size.
+var packetFields = map[string]struct {
+	off  int16
+	size asm.Size
+}{
+	"packet": {0, asm.DWord}, "pkt_parent": {8, asm.DWord}, "pkt_edge": {16, asm.Byte},
+	"pkt_index": {16 + edgeIndexOff, asm.Half}, "pkt_count": {16 + edgeCountOff, asm.Half},
+}
+
+// packetField puts a logical packet builtin in R0: read from what the gate
+// or track() left in g.trk, 0 in a program without one (the script does
+// not track) or in a callback (g.head).
+func (g *gen) packetField(name string) {
+	f := packetFields[name]
+	if g.trk == 0 || g.head != nil {
+		g.emit(asm.Mov.Imm(asm.R0, 0))
+		return
+	}
+	g.emit(asm.LoadMem(asm.R0, asm.RFP, g.trk+f.off, f.size))
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/stdlib"
 )
 
 // TestEdgeHelpersVerify loads the programs that join segments, fragments
@@ -77,5 +78,28 @@ func TestPrintCarriesPacket(t *testing.T) {
 				t.Errorf("%s: len at %d; want %d", tc.src, ev.Args[0].Offset, want)
 			}
 		}
+	}
+}
+
+// TestPacketEdgeEnum: pkt_edge's names (stdlib) are the edge kinds'
+// numbers here, and the packet's builtins compile where a script tracks
+// and where it does not (0 there).
+func TestPacketEdgeEnum(t *testing.T) {
+	want := map[string]uint64{"none": 0, "origin": codegen.EdgeOrigin, "clone": codegen.EdgeClone, "copy": codegen.EdgeCopy,
+		"segment": codegen.EdgeSegment, "fragment": codegen.EdgeFragment, "reassembled": codegen.EdgeReassembled,
+		"merged": codegen.EdgeMerged, "gro_head": codegen.EdgeGROHead, "encap": codegen.EdgeEncap}
+	if len(stdlib.PacketEdgeEnum.Values) != len(want) {
+		t.Errorf("%d names; want %d", len(stdlib.PacketEdgeEnum.Values), len(want))
+	}
+	for _, v := range stdlib.PacketEdgeEnum.Values {
+		if w, ok := want[v.Name]; !ok || w != v.Value {
+			t.Errorf("%s is %d; want %d", v.Name, v.Value, w)
+		}
+	}
+	for _, src := range []string{
+		`skb:* /mark == 1/ { track(); if (pkt_edge == "segment") { printf("%llx %u %u %llx\n", packet, pkt_index, pkt_count, pkt_parent) } }`,
+		`skb:* /mark == 1/ { print(packet, pkt_edge) }`,
+	} {
+		compile(t, src)
 	}
 }

@@ -38,6 +38,7 @@ var EdgeFuncs = []EdgeFunc{
 	{"ip_fraglist_prepare", EdgeFragment}, {"ip6_fraglist_prepare", EdgeFragment},
 	{"inet_frag_reasm_finish", EdgeReassembled},
 	{"skb_gro_receive", EdgeMerged}, {"skb_gro_receive_list", EdgeMerged},
+	{"udp_set_csum", EdgeEncap}, {"udp6_set_csum", EdgeEncap},
 }
 
 // The frame of an edge helper.
@@ -97,6 +98,10 @@ func edgeHelpers(skb *btf.Struct) []*Program {
 			add(i, fn, ebpf.AttachTraceFExit, reassembledInsns())
 		case "skb_gro_receive", "skb_gro_receive_list":
 			add(i, fn, ebpf.AttachTraceFEntry, mergedInsns())
+		case "udp_set_csum", "udp6_set_csum":
+			if data, err := skbOffset(skb, "data"); err == nil {
+				add(i, fn, ebpf.AttachTraceFEntry, encapInsns(data))
+			}
 		}
 	}
 	return progs
@@ -285,6 +290,52 @@ func mergedInsns() asm.Instructions {
 	return append(insns, asm.Mov.Imm(asm.R0, 0).WithSymbol("done"), asm.Return())
 }
 
+// encapInsns: fentry of udp_set_csum(nocheck, skb, ...) and
+// udp6_set_csum, which udp_tunnel_xmit_skb and udp_tunnel6_xmit_skb call
+// (vxlan, geneve, every UDP tunnel) once the outer UDP header is pushed:
+// skb->data is at it. A followed skb's edge says encap, its index the
+// UDP destination port, its parent field the 24 bits after the tunnel
+// header's first 4 bytes (the VNI of vxlan and geneve alike).
+func encapInsns(data int32) asm.Instructions {
+	return asm.Instructions{
+		asm.LoadMem(asm.R6, asm.R1, 8, asm.DWord),
+		asm.StoreMem(asm.RFP, edgeKey, asm.R6, asm.DWord),
+		asm.LoadMapPtr(asm.R1, 0).WithReference(TrackedMap),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, edgeKey),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "done"),
+		asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
+		asm.JNE.Imm(asm.R1, trackFollowed, "done"),
+		asm.Mov.Reg(asm.R9, asm.R0),
+		// skb->data, then the UDP header and the tunnel's first 8 bytes.
+		asm.Mov.Reg(asm.R1, asm.RFP),
+		asm.Add.Imm(asm.R1, edgeTmp),
+		asm.Mov.Imm(asm.R2, 8),
+		asm.Mov.Reg(asm.R3, asm.R6),
+		asm.Add.Imm(asm.R3, data),
+		asm.FnProbeReadKernel.Call(),
+		asm.JNE.Imm(asm.R0, 0, "done"),
+		asm.Mov.Reg(asm.R1, asm.RFP),
+		asm.Add.Imm(asm.R1, edgeSegs),
+		asm.Mov.Imm(asm.R2, 16),
+		asm.LoadMem(asm.R3, asm.RFP, edgeTmp, asm.DWord),
+		asm.FnProbeReadKernel.Call(),
+		asm.JNE.Imm(asm.R0, 0, "done"),
+		asm.LoadMem(asm.R1, asm.RFP, edgeSegs+12, asm.Word),
+		asm.HostTo(asm.BE, asm.R1, asm.Word),
+		asm.RSh.Imm(asm.R1, 8),
+		asm.StoreMem(asm.R9, trackPacketOff+8, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, asm.RFP, edgeSegs+2, asm.Half),
+		asm.HostTo(asm.BE, asm.R1, asm.Half),
+		asm.LSh.Imm(asm.R1, 8*edgeIndexOff),
+		asm.Or.Imm(asm.R1, EdgeEncap),
+		asm.StoreMem(asm.R9, trackPacketOff+16, asm.R1, asm.DWord),
+		asm.Mov.Imm(asm.R0, 0).WithSymbol("done"),
+		asm.Return(),
+	}
+}
+
 // EdgesMissed says, once, which splits and merges of a packet are not
 // followed, given the functions whose helpers attached and the last
 // error of one that did not.
@@ -299,6 +350,7 @@ func EdgesMissed(attached []string, err error) string {
 		{"IPv6 fragments", []string{"ip6_frag_next", "ip6_fraglist_prepare"}},
 		{"reassembled datagrams", []string{"inet_frag_reasm_finish"}},
 		{"GRO merges", []string{"skb_gro_receive"}},
+		{"UDP tunnel encapsulations", []string{"udp_set_csum"}},
 	} {
 		ok := false
 		for _, f := range what.funcs {

@@ -148,6 +148,12 @@ var Fields = []*Field{
 	{Name: "table", Doc: "the nftables or iptables table hooked where the packet is (see hook); ? where several are, empty where none", Type: types.Str(32), Needs: NeedSkb, Src: Source{Kind: SrcNetfilter}},
 	{Name: "chain", Doc: "the nftables base chain, or the iptables built-in chain, of table", Type: types.Str(32), Needs: NeedSkb, Src: Source{Kind: SrcNetfilter}},
 	{Name: "pkt", Doc: "the packet's headers, printed as tcpdump prints them: IP 10.0.0.1.80 > 10.0.0.2.40000: Flags [S.], ...", Type: types.Type{Kind: types.Packet, Size: 136}, Needs: NeedSkb, Src: ctx()},
+	// The logical packet (track(): packet.go).
+	{Name: "packet", Doc: "the skb's logical packet (track()): the id the timeline and pcapng comments print, 0 where the skb is not followed", Type: types.Type{Kind: types.Int, Size: 8, Fmt: types.FmtHex}, Needs: NeedSkb, Src: ctx()},
+	{Name: "pkt_edge", Doc: "how the skb joined its logical packet: origin, clone, copy, segment, fragment, reassembled, merged, gro_head, encap; none where it is not followed", Type: types.Type{Kind: types.Int, Size: 1, Fmt: types.FmtEnum, BTF: PacketEdgeEnum}, Needs: NeedSkb, Src: ctx()},
+	{Name: "pkt_index", Doc: "the skb's index among its parent's splits (segment or fragment i), 0 for other edges; the UDP port of an encap", Type: types.U16, Needs: NeedSkb, Src: ctx()},
+	{Name: "pkt_count", Doc: "how many segments the skb's GSO parent was cut into (segment i of n), 0 for other edges", Type: types.U16, Needs: NeedSkb, Src: ctx()},
+	{Name: "pkt_parent", Doc: "the skb the skb was made from (a clone's, a segment's or a fragment's original; merged: the GRO head), 0 for the packet's first skb; the VNI of an encap", Type: types.Type{Kind: types.Int, Size: 8, Fmt: types.FmtHex}, Needs: NeedSkb, Src: ctx()},
 	{Name: "reason", Doc: "drop reason (enum skb_drop_reason) on kfree_skb and sk_skb_reason_drop; NOT_SPECIFIED on kernels before 5.17, which give none", Type: types.Type{Kind: types.Int, Size: 4, Fmt: types.FmtEnum}, Needs: NeedReason, Src: ctx()},
 
 	{Name: "probe", Doc: "the probe's name as bpftrace prints it: tracepoint:skb:kfree_skb (each tracepoint of a glob its own), kprobe:FUNC where a program traces functions (skb: included: the function the packet is in), kretprobe:FUNC on return probes (skbret: included), tracepoint:CAT:NAME where skb: falls back to tracepoints, BEGIN, interval:s:1; compared only with a string literal", Type: types.Type{Kind: types.Int, Size: 8, Fmt: types.FmtProbe}, Src: ctx()},

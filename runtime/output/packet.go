@@ -29,7 +29,19 @@ type pktState struct {
 var edgeNames = map[uint8]string{
 	codegen.EdgeOrigin: "origin", codegen.EdgeClone: "clone", codegen.EdgeCopy: "copy",
 	codegen.EdgeSegment: "segment", codegen.EdgeFragment: "fragment", codegen.EdgeReassembled: "reassembled",
-	codegen.EdgeMerged: "merged", codegen.EdgeGROHead: "gro_head",
+	codegen.EdgeMerged: "merged", codegen.EdgeGROHead: "gro_head", codegen.EdgeEncap: "encap",
+}
+
+// tunnelName names a UDP tunnel by its destination port: IANA's vxlan and
+// geneve ports, and Linux's old vxlan default.
+func tunnelName(port uint16) string {
+	switch port {
+	case 4789, 8472:
+		return "vxlan"
+	case 6081:
+		return "geneve"
+	}
+	return ""
 }
 
 // recordPacket returns a record's logical packet, its parent skb and its
@@ -66,7 +78,7 @@ func (ps *pktState) hop(skb, parent, edge uint64, free bool) bool {
 		ps.alive[skb] = true
 	}
 	ps.closed = ps.freed && len(ps.alive) == 0 && ps.pending() == 0
-	changed := known && uint8(old) != e.Kind && (e.Kind == codegen.EdgeReassembled || e.Kind == codegen.EdgeMerged)
+	changed := known && uint8(old) != e.Kind && (e.Kind == codegen.EdgeReassembled || e.Kind == codegen.EdgeMerged || e.Kind == codegen.EdgeEncap)
 	return skb != ps.first && !known || changed
 }
 
@@ -97,6 +109,13 @@ func appendEdgeText(dst []byte, skb, parent, edge uint64) []byte {
 		return hex(append(dst, " of "...), parent)
 	case codegen.EdgeMerged:
 		return hex(append(hex(dst, skb), " merged into "...), parent)
+	case codegen.EdgeEncap:
+		// "0xS encapsulated in vxlan 42": parent is the VNI, index the port.
+		dst = append(hex(dst, skb), " encapsulated in "...)
+		if name := tunnelName(e.Index); name != "" {
+			return strconv.AppendUint(append(dst, name+" "...), parent, 10)
+		}
+		return strconv.AppendUint(append(dst, "UDP port "...), uint64(e.Index), 10)
 	case codegen.EdgeGROHead:
 		return hex(append(hex(dst, skb), " is the GRO head that took in "...), parent)
 	case codegen.EdgeClone, codegen.EdgeCopy:
@@ -109,6 +128,13 @@ func appendEdgeText(dst []byte, skb, parent, edge uint64) []byte {
 func appendEdgeJSON(dst []byte, parent, edge uint64) []byte {
 	e := codegen.DecodeEdge(edge)
 	dst = append(dst, `,"edge":{`...)
+	if e.Kind == codegen.EdgeEncap {
+		dst = strconv.AppendUint(append(dst, `"kind":"encap","port":`...), uint64(e.Index), 10)
+		if name := tunnelName(e.Index); name != "" {
+			dst = strconv.AppendUint(append(dst, `,"tunnel":"`+name+`","vni":`...), parent, 10)
+		}
+		return append(dst, '}')
+	}
 	if e.Count > 0 {
 		dst = strconv.AppendUint(append(dst, `"count":`...), uint64(e.Count), 10)
 		dst = append(dst, ',')

@@ -138,3 +138,41 @@ func TestEventJSONPacket(t *testing.T) {
 		t.Errorf("event %s", got)
 	}
 }
+
+// TestTimelinePacketEncap: a followed skb put in vxlan 42 (its edge then
+// encap, the port as index, the VNI as parent) says so once, in text and
+// JSON, in its one block; a port that is no known tunnel's is named.
+func TestTimelinePacketEncap(t *testing.T) {
+	events := compilePrinter(t, `tracepoint:net:net_dev_queue { track(); print(len) }`)
+	ev := events[0]
+	for _, c := range []struct {
+		json bool
+		port uint64
+		want string
+	}{
+		{false, 4789, "us  0xa00 encapsulated in vxlan 42\n"},
+		{false, 9999, "us  0xa00 encapsulated in UDP port 9999\n"},
+		{true, 6081, `"edge":{"kind":"encap","port":6081,"tunnel":"geneve","vni":42}`},
+	} {
+		p := newPrinter(nil, events, NewValues())
+		tl := newTimeline(p.boot, c.json)
+		rec := func(ns, parent, e uint64) []byte {
+			b := make([]byte, ev.Size)
+			le := binary.LittleEndian
+			le.PutUint64(b, uint64(ev.ID))
+			le.PutUint64(b[codegen.PrintTime:], ns)
+			le.PutUint64(b[codegen.PrintSkb:], 0xa00)
+			le.PutUint64(b[codegen.PrintPacket:], 0x100000000000c)
+			le.PutUint64(b[codegen.PrintParent:], parent)
+			le.PutUint64(b[codegen.PrintEdge:], e)
+			return b
+		}
+		tl.add(p, ev, rec(1_000, 0, codegen.EdgeOrigin))
+		tl.add(p, ev, rec(2_000, 42, codegen.EdgeEncap|c.port<<32))
+		tl.add(p, ev, rec(3_000, 42, codegen.EdgeEncap|c.port<<32))
+		got := string(tl.flush(nil, time.Now().Add(time.Hour), true))
+		if strings.Count(got, c.want) != 1 || strings.Count(got, "encap") != 1 {
+			t.Errorf("json %v: want one %q in\n%s", c.json, c.want, got)
+		}
+	}
+}

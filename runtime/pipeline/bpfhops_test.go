@@ -18,13 +18,13 @@ func TestHopScripts(t *testing.T) {
 	for _, c := range []struct {
 		name, got, want string
 	}{
-		{"--filter", FilterScript("udp dst port 9", false, both).Text, hopConfig +
-			"skb:* " + f + " { print(dev, netns, mark, pkt) }\n" +
+		{"--filter", FilterScript("udp dst port 9", false, true, both).Text, hopConfig +
+			"skb:* " + f + " { track(); print(dev, netns, mark, pkt) }\n" +
 			"bpf:tc:* " + f + " { print(dev, netns, mark, pkt) }\nbpfret:tc:* " + f + " { print(retval, dev, netns, mark, pkt) }\n" +
 			"bpf:xdp:* " + f + " { print(dev, len, pkt) }\nbpfret:xdp:* " + f + " { print(retval, dev, len, pkt) }\n"},
-		{"--filter, no hops", FilterScript("udp dst port 9", false, Hops{}).Text, "skb:* " + f + " { print(dev, netns, mark, pkt) }\n"},
-		{"--filter -w", FilterScript("udp dst port 9", true, both).Text, hopConfig +
-			"skb:* " + f + " { capture() }\nbpf:tc:* " + f + " { capture() }\nbpfret:tc:* " + f + " { capture() }\n"},
+		{"--filter, no hops", FilterScript("udp dst port 9", false, true, Hops{}).Text, "skb:* " + f + " { track(); print(dev, netns, mark, pkt) }\n"},
+		{"--filter -w", FilterScript("udp dst port 9", true, true, both).Text, hopConfig +
+			"skb:* " + f + " { track(); capture() }\nbpf:tc:* " + f + " { capture() }\nbpfret:tc:* " + f + " { capture() }\n"},
 		{"--timeline", TimelineScript("udp dst port 9", Hops{XDP: true}).Text, hopConfig +
 			"skb:* " + f + " { track(); print(dev, netns, len) }\ntracepoint:skb:kfree_skb " + f + " { print(reason, ksym(location)) }\n" +
 			"bpf:xdp:* " + f + " { print(dev, len) }\nbpfret:xdp:* " + f + " { print(retval, dev, len) }\n"},

@@ -35,14 +35,25 @@ func Quote(s string) string {
 // the hops h says, each program's entry and return, the return's line
 // with its verdict (an XDP program's with the frame's device, length and
 // headers; with -w, only tc programs, whose packets are skbs).
-func FilterScript(filter string, write bool, h Hops) *lang.Source {
+// With follow, the skb: probe follows what it matches (track()): the hops of the same
+// logical packet where the filter no longer matches them pass too (after
+// NAT, encapsulation or decapsulation, in its GSO segments, fragments,
+// reassembled datagram and GRO head: codegen/packetedges.go), each
+// followed skb's entry in track()'s bounded map, marked ended where the
+// skb is freed. The pod filters alone do not follow: they print the hops
+// in their pods' namespaces (ScopedFilter).
+func FilterScript(filter string, write, follow bool, h Hops) *lang.Source {
 	body, ret := filterLine, filterRetLine
 	if write {
 		body, ret = "capture()", "capture()"
 		h.XDP = false
 	}
 	pred := " /pcap(" + Quote(filter) + ")/"
-	text := "skb:*" + pred + " { " + body + " }\n"
+	track := ""
+	if follow {
+		track = "track(); "
+	}
+	text := "skb:*" + pred + " { " + track + body + " }\n"
 	if h.on() {
 		text = hopConfig + text + h.probes(pred, pred, body, ret, xdpLine, xdpRetLine)
 	}

@@ -74,7 +74,7 @@ func ScriptFor(r Request, warn func(string)) (src *lang.Source, _ Request, err e
 	case src == nil && r.Filter != "" && r.Timeline:
 		src, r.Filter = TimelineScript(r.Filter, hops()), ""
 	case src == nil && r.Filter != "":
-		src, r.Filter = FilterScript(r.Filter, r.Capture, hops()), ""
+		src, r.Filter = FilterScript(r.Filter, r.Capture, !r.Scoped, hops()), ""
 	case src == nil && r.Timeline:
 		return nil, r, errors.New("--timeline groups the packets of --filter 'FILTER', or the print() events of a script: give one")
 	}
