@@ -43,7 +43,13 @@ func (c *checker) cast(e *lang.CastExpr) types.Type {
 		c.errorf(e.X, "", "only an integer or a pointer can be cast, got %s", x)
 		return types.Bad
 	}
-	return c.namedType(e, e.Type, e.Ptr, "a cast to")
+	t := c.namedType(e, e.Type, e.Ptr, "a cast to")
+	if t.Kind == types.Ptr && x.User {
+		// A pointer cast keeps the address space: (struct ts *)args.rqtp
+		// still points into the traced process.
+		t.User = x.User
+	}
+	return t
 }
 
 // namedType resolves a type a cast or a declaration names: an integer type
