@@ -30,7 +30,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 VMCACHE=${VMCACHE:-$HOME/.cache/skbtrace-vm}
 # MODS names the cached bundle of guest modules (setup.sh); a new name whenever
 # the list of modules changes, so that caches made before are rebuilt.
-MODS=mods8
+MODS=mods9
 . "$HERE/tools.sh"
 export DEBIAN_FRONTEND=noninteractive
 kernels=("$@"); [ ${#kernels[@]} -eq 0 ] && kernels=(5.10 6.1 6.12 6.12-arm64)
@@ -149,18 +149,30 @@ for kv in "${kernels[@]}"; do
 		echo "setup: kernel $kv cached: $(cat "$VMCACHE/kernel-$kkey.version")"
 		continue
 	fi
+	# A kernel cached with another bundle of modules (a new MODS): the
+	# same kernel's modules bundled again, without asking apt (whose
+	# suite may have a newer kernel by now).
+	if [ -e "$VMCACHE/vmlinuz-$kkey" ] && [ -e "$VMCACHE/kernel-$kkey.version" ] && [ -d "$VMCACHE/kernel-$kkey/" ]; then
+		read -r pkg ver <"$VMCACHE/kernel-$kkey.version"
+		dir=$(readlink -f "$VMCACHE/kernel-$kkey")
+		cached=1
+	else
+		cached=""
+	fi
 	opts=$(aptopts "$ksuite" "$karch")
 	# shellcheck disable=SC2086
-	if ! apt-get $opts update -qq; then
+	if [ -z "$cached" ] && ! apt-get $opts update -qq; then
 		rm -rf "$VMCACHE/apt-$ksuite" "$VMCACHE/apt-$ksuite-$karch"
 		echo "setup: kernel $kv: apt cannot read suite $ksuite ($karch) of $(mirror)" >&2
 		exit 1
 	fi
-	pkg=$(kdeps "$opts" "linux-image-$karch" | grep '^linux-image-' | head -n 1) || true
-	[ -n "$pkg" ] || { echo "setup: no linux-image-$karch (depending on a linux-image-N...) in $ksuite" >&2; exit 1; }
-	# shellcheck disable=SC2086
-	ver=$(apt-cache $opts show --no-all-versions "$pkg" | awk '/^Version:/ {print $2; exit}')
-	dir="$VMCACHE/k/$pkg"
+	if [ -z "$cached" ]; then
+		pkg=$(kdeps "$opts" "linux-image-$karch" | grep '^linux-image-' | head -n 1) || true
+		[ -n "$pkg" ] || { echo "setup: no linux-image-$karch (depending on a linux-image-N...) in $ksuite" >&2; exit 1; }
+		# shellcheck disable=SC2086
+		ver=$(apt-cache $opts show --no-all-versions "$pkg" | awk '/^Version:/ {print $2; exit}')
+		dir="$VMCACHE/k/$pkg"
+	fi
 	if [ ! -e "$dir/.unpacked" ]; then
 		# The image and, one level down, the packages it is split into.
 		mapfile -t pkgs < <({ echo "$pkg"; kdeps "$opts" "$pkg"; } | sort -u)
@@ -191,8 +203,9 @@ for kv in "${kernels[@]}"; do
 	# cls_u32, cls_flower, act_gact, act_police and act_mirred, for classic tc
 	# filters and actions (vmtool tc); nft_counter, nft_compat, xt_comment,
 	# xt_tcpudp and iptable_filter, for the guest's nft, iptables-nft and
-	# iptables-legacy (tools.sh). Those built into this kernel are not
-	# files here, and are left out.
+	# iptables-legacy (tools.sh); nft_chain_nat and nft_nat (conntrack and
+	# NAT, which testdata/nat.sh loads itself). Those built into this
+	# kernel are not files here, and are left out.
 	declare -A kpath=() seen=()
 	while IFS= read -r f; do
 		b=${f##*/} b=${b%%.ko*}
@@ -213,17 +226,19 @@ for kv in "${kernels[@]}"; do
 		mv "$m/$n.ko" "$1/$(printf %02d $nmod)-$n.ko"
 	}
 	nmod=0
-	for n in crc32c_generic libcrc32c nf_tables 8021q veth vxlan geneve sch_ingress cls_bpf cls_u32 cls_flower act_gact act_police act_mirred nft_counter nft_compat xt_comment xt_tcpudp iptable_filter; do want "$m/lib/modules/$krel/extra" $n; done
+	for n in crc32c_generic libcrc32c nf_tables 8021q veth vxlan geneve sch_ingress cls_bpf cls_u32 cls_flower act_gact act_police act_mirred nft_counter nft_compat xt_comment xt_tcpudp iptable_filter nft_chain_nat nft_nat; do want "$m/lib/modules/$krel/extra" $n; done
 	# The results channel where it is a virtio console (/dev/hvc0: arm64, or
 	# VM_OUT=hvc): /init loads these first, those that are modules here.
 	seen=() nmod=0
 	for n in virtio_pci virtio_console; do want "$m/lib/modules/$krel/virtio" $n; done
 	(cd "$m" && find . | cpio -o -H newc --quiet | gzip -1) >"$VMCACHE/$MODS-$kkey.cpio.gz"
 	rm -rf "$m"
-	ln -sfn "$dir" "$VMCACHE/kernel-$kkey"
-	rm -f "$VMCACHE/vmlinuz-$kkey"
-	kimage "$vmlinuz" "$VMCACHE/vmlinuz-$kkey"
-	echo "$pkg $ver" >"$VMCACHE/kernel-$kkey.version"
+	if [ -z "$cached" ]; then
+		ln -sfn "$dir" "$VMCACHE/kernel-$kkey"
+		rm -f "$VMCACHE/vmlinuz-$kkey"
+		kimage "$vmlinuz" "$VMCACHE/vmlinuz-$kkey"
+		echo "$pkg $ver" >"$VMCACHE/kernel-$kkey.version"
+	fi
 	echo "setup: kernel $kv = $pkg $ver ($krel, $karch)"
 done
 

@@ -24,6 +24,8 @@ type packetBlock struct {
 			Index  int    `json:"index"`
 			Count  int    `json:"count"`
 			Parent string `json:"parent"`
+			Tunnel string `json:"tunnel"`
+			VNI    int    `json:"vni"`
 		} `json:"edge"`
 	} `json:"hops"`
 }
@@ -46,9 +48,10 @@ func packetCheck(args []string) int {
 	blocks := fs.Int("blocks", 0, "exactly this many blocks with a split (0: any)")
 	packets := fs.Int("packets", 0, "exactly this many packets' blocks (0: any)")
 	devs := fs.String("devs", "", "devices (comma-separated) that one packet's block must each have a hop on: overlay and underlay")
+	encap := fs.String("encap", "", "TUNNEL VNI (vxlan 42) that a packet's skb must say it was encapsulated in")
 	fs.Parse(args)
 	if fs.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: vmtool packetcheck [-segments N] [-fragments N] [-merges N] [-reassembled N] [-blocks N] FILE")
+		fmt.Fprintln(os.Stderr, "usage: vmtool packetcheck [-segments N] [-fragments N] [-merges N] [-reassembled N] [-blocks N] [-packets N] [-devs A,B] [-encap 'vxlan 42'] FILE")
 		return 2
 	}
 	f, err := os.Open(fs.Arg(0))
@@ -63,6 +66,7 @@ func packetCheck(args []string) int {
 	}
 	var segs, frags, merges, reasm, split, npkt int
 	crossed := *devs == ""
+	encapped := *encap == ""
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
@@ -116,6 +120,12 @@ func packetCheck(args []string) int {
 			case "reassembled":
 				reasm++
 				fmt.Printf("packet %s: reassembled as %s\n", b.Packet, h.Skb)
+			case "encap":
+				in := fmt.Sprintf("%s %d", e.Tunnel, e.VNI)
+				fmt.Printf("packet %s: %s encapsulated in %s\n", b.Packet, h.Skb, in)
+				if in == *encap {
+					encapped = true
+				}
 			}
 		}
 		if len(idx) > 0 {
@@ -159,6 +169,9 @@ func packetCheck(args []string) int {
 		if c.got < c.want {
 			bad("%d %s; want %d or more", c.got, c.what, c.want)
 		}
+	}
+	if !encapped {
+		bad("no skb encapsulated in %s", *encap)
 	}
 	if !crossed {
 		bad("no packet's block has hops on each of %s", *devs)

@@ -40,6 +40,9 @@ func TestPacketCheck(t *testing.T) {
 		{"stranger", block(hop("0xb", seg("1")), hop("0xc", seg("2")), hop("0xd", seg("3"))), nil, 1},
 		{"too few", good, []string{"-segments", "4"}, 1},
 		{"no merge", block(hop("0xa", "")), []string{"-merges", "1"}, 1},
+		{"encap", block(hop("0xa", ""), hop("0xa", `,"edge":{"kind":"encap","port":4789,"tunnel":"vxlan","vni":42}`)), []string{"-encap", "vxlan 42"}, 0},
+		{"other vni", block(hop("0xa", ""), hop("0xa", `,"edge":{"kind":"encap","port":4789,"tunnel":"vxlan","vni":43}`)), []string{"-encap", "vxlan 42"}, 1},
+		{"no encap", good, []string{"-encap", "vxlan 42"}, 1},
 	} {
 		file := filepath.Join(t.TempDir(), "t.json")
 		if err := os.WriteFile(file, []byte(tc.text), 0o644); err != nil {

@@ -27,6 +27,7 @@ func tcpSessions(args []string) int {
 	replyN := fs.Int("reply", 0, "bytes the server replies")
 	abort := fs.Bool("abort", false, "the server reads one byte and closes with the rest unread (a reset)")
 	netns := fs.String("netns", "", "listen in the network namespace of this file (unshare --net=FILE), the client staying here")
+	to := fs.String("to", "", "the client connects to this ADDR:PORT, which NAT takes to the listener's (default: the listener's)")
 	fs.Parse(args)
 	if fs.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "vmtool tcp: ADDR:PORT")
@@ -49,7 +50,11 @@ func tcpSessions(args []string) int {
 			host, _, _ := net.SplitHostPort(addr)
 			d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(host), Port: *sport + i}
 		}
-		if err := session(ln, d, *sendN, *replyN, *abort); err != nil {
+		dial := ln.Addr().String()
+		if *to != "" {
+			dial = *to
+		}
+		if err := session(ln, d, dial, *sendN, *replyN, *abort); err != nil {
 			fmt.Fprintf(os.Stderr, "vmtool tcp: session %d with %s: %v\n", i+1, addr, err)
 			return 1
 		}
@@ -58,7 +63,7 @@ func tcpSessions(args []string) int {
 }
 
 // session runs one connection of tcpSessions, bounded by a deadline.
-func session(ln net.Listener, d net.Dialer, sendN, replyN int, abort bool) error {
+func session(ln net.Listener, d net.Dialer, dial string, sendN, replyN int, abort bool) error {
 	deadline := time.Now().Add(5 * time.Second)
 	accepted := make(chan net.Conn, 1)
 	acceptErr := make(chan error, 1)
@@ -70,7 +75,7 @@ func session(ln net.Listener, d net.Dialer, sendN, replyN int, abort bool) error
 		}
 		accepted <- c
 	}()
-	client, err := d.Dial("tcp", ln.Addr().String())
+	client, err := d.Dial("tcp", dial)
 	if err != nil {
 		return err
 	}
