@@ -56,6 +56,8 @@ func (c *checker) constCall026(e *lang.CallExpr) bool {
 			var fn *btf.Func
 			c.info.Consts[e] = boolConst(c.opts.BTF.TypeByName(s.Str, &fn) == nil)
 		}
+	case "reg":
+		c.regCall(e)
 	case "syscall_name":
 		if n, ok := c.constInt(e.Args[0]); ok && len(e.Args) == 1 {
 			c.info.Consts[e] = Const{Str: stdlib.SyscallName(n), IsStr: true}

@@ -239,6 +239,8 @@ func (g *gen) expr(e lang.Expr) error {
 			return g.percpuKaddr(e)
 		case "kptr", "uptr":
 			return g.expr(e.Args[0])
+		case "reg":
+			return g.reg(e)
 		case "strlen":
 			return g.strlen(e)
 		case "strstr":

@@ -68,6 +68,7 @@ var funcsCompileTime = []*Func{
 	assertStr,
 	defaultStrLength,
 	kfuncExist,
+	reg,
 	constStrFunc("syscall_name", "syscall_name(nr)", "a system call's name by its number on this architecture: syscall_name(0) is \"read\" on x86_64"),
 }
 
