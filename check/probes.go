@@ -138,6 +138,8 @@ func (c *checker) provides(si *SpecInfo) (skb, reason, fn bool, retval types.Typ
 		return false, false, false, retval, "interval probes have no arguments"
 	case lang.ProbeSelf:
 		return false, false, false, retval, "self:signal probes have no arguments"
+	case lang.ProbeTest, lang.ProbeBench:
+		return false, false, false, retval, string(si.Spec.Kind) + " probes have no arguments"
 	case lang.ProbeProfile:
 		return false, false, false, retval, "profile probes have no arguments"
 	}

@@ -65,11 +65,16 @@ const (
 	// AttachSignal: run by the runtime when skbtrace gets the signal
 	// Name (self:signal:SIGUSR1).
 	AttachSignal
+	// AttachTest and AttachBench: test:Name and bench:Name, run by
+	// --test and --bench only (testprobe.go).
+	AttachTest
+	AttachBench
 )
 
 var attachKindNames = [...]string{AttachTracepoint: "tracepoint", AttachTpBTF: "tp_btf", AttachFentry: "fentry", AttachFexit: "fexit",
 	AttachKprobe: "kprobe", AttachKprobes: "kprobes", AttachSkbFuncs: "skb functions", AttachUprobe: "uprobe", AttachBPF: "bpf",
-	AttachProfile: "profile", AttachInterval: "interval", AttachBegin: "BEGIN", AttachEnd: "END", AttachSignal: "self:signal"}
+	AttachProfile: "profile", AttachInterval: "interval", AttachBegin: "BEGIN", AttachEnd: "END", AttachSignal: "self:signal",
+	AttachTest: "test", AttachBench: "bench"}
 
 func (k AttachKind) String() string {
 	if int(k) < len(attachKindNames) && attachKindNames[k] != "" {
@@ -110,7 +115,7 @@ type Attach struct {
 // the runtime.
 func (a Attach) OnEvents() bool {
 	switch a.Kind {
-	case AttachBegin, AttachEnd, AttachInterval, AttachSignal:
+	case AttachBegin, AttachEnd, AttachInterval, AttachSignal, AttachTest, AttachBench:
 		return false
 	}
 	return true
@@ -162,6 +167,10 @@ func attachOf(spec *check.SpecInfo, tg SkbTarget, ps *ebpf.ProgramSpec) Attach {
 		a.Kind = AttachEnd
 	case lang.ProbeSelf:
 		a.Kind, a.Name = AttachSignal, sp.Name
+	case lang.ProbeTest:
+		a.Kind, a.Name = AttachTest, sp.Name
+	case lang.ProbeBench:
+		a.Kind, a.Name = AttachBench, sp.Name
 	}
 	return a
 }

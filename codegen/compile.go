@@ -544,6 +544,12 @@ func compileProbeWith(give, onStack int, info *check.Info, ms *mapSet, out *Outp
 		// CPU-clock event on every CPU.
 		g.ctx = ctxArgs
 		ps.Type = ebpf.PerfEvent
+	case lang.ProbeTest, lang.ProbeBench:
+		// Run by --test and --bench with BPF_PROG_TEST_RUN, on a packet
+		// of 14 zero bytes, as bpftrace runs them: XDP programs, whose
+		// test runs repeat and are timed by the kernel (testprobe.go).
+		g.ctx = ctxArgs
+		ps.Type = ebpf.XDP
 	case lang.ProbeBegin, lang.ProbeEnd, lang.ProbeInterval, lang.ProbeSelf:
 		// Never attached: the runtime runs these with BPF_PROG_TEST_RUN, at
 		// start, at the end, or on a timer.

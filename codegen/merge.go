@@ -134,6 +134,9 @@ func attachKey(p *Program) (attachPoint, bool) {
 	case lang.ProbeKprobe:
 		// kprobe:FN+OFFSET fires elsewhere than kprobe:FN.
 		k.offset = s.Spec.Offset
+	case lang.ProbeTest, lang.ProbeBench:
+		// Each test and bench runs, and is reported, on its own.
+		k.fn = s.Spec.Name
 	}
 	if len(p.Functions) > 0 {
 		k.functions = strings.Join(p.Functions, "|")

@@ -60,6 +60,9 @@ func (g *gen) stmt(s lang.Stmt) error {
 			case "printf", "print", "time", "cat", "errorf", "warnf", "debugf":
 				return g.output(s, c)
 			case "exit":
+				if g.testProbe() {
+					return g.testExit(c)
+				}
 				// bpftrace's exit() ends the action at once, as return does.
 				ev := &Event{Kind: EventExit}
 				if len(c.Args) == 1 {

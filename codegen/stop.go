@@ -19,7 +19,7 @@ const StopMap = "stop"
 // programs are run by the runtime.
 func OnEvents(k lang.ProbeKind) bool {
 	switch k {
-	case lang.ProbeBegin, lang.ProbeEnd, lang.ProbeInterval, lang.ProbeSelf:
+	case lang.ProbeBegin, lang.ProbeEnd, lang.ProbeInterval, lang.ProbeSelf, lang.ProbeTest, lang.ProbeBench:
 		return false
 	}
 	return true

@@ -15,7 +15,7 @@ import (
 // exception level); other probes run in the kernel: 0.
 func (g *gen) usermode() error {
 	switch g.spec.Spec.Kind {
-	case lang.ProbeBegin, lang.ProbeEnd, lang.ProbeInterval, lang.ProbeSelf, lang.ProbeUprobe, lang.ProbeUretprobe:
+	case lang.ProbeBegin, lang.ProbeEnd, lang.ProbeInterval, lang.ProbeSelf, lang.ProbeTest, lang.ProbeBench, lang.ProbeUprobe, lang.ProbeUretprobe:
 		g.emit(asm.Mov.Imm(asm.R0, 1))
 		return g.vs.push(asm.R0)
 	case lang.ProbeProfile, lang.ProbeKprobe, lang.ProbeKretprobe:

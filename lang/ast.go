@@ -62,6 +62,10 @@ const (
 	// GLOB on the program's name, or its id (bpfprog.go).
 	ProbeBpf    ProbeKind = "bpf"
 	ProbeBpfRet ProbeKind = "bpfret"
+	// ProbeTest and ProbeBench are bpftrace 0.26's test:NAME and
+	// bench:NAME, run by --test and --bench (testprobe.go).
+	ProbeTest  ProbeKind = "test"
+	ProbeBench ProbeKind = "bench"
 )
 
 // ProbeSpec is one attach point of a probe list, such as `skb:ip_rcv*`,

@@ -20,6 +20,7 @@ var probeAliases = map[string]ProbeKind{
 	"kfunc": ProbeFentry, "kretfunc": ProbeFexit,
 	"bpf": ProbeBpf, "bpfret": ProbeBpfRet,
 	"self": ProbeSelf,
+	"test": ProbeTest, "bench": ProbeBench,
 	// rawtracepoint:[MODULE:]NAME is a tracepoint read by its raw
 	// arguments (rawtracepoint.go).
 	"rawtracepoint": ProbeTracepoint, "rt": ProbeTracepoint,
@@ -45,7 +46,7 @@ var outOfScopeAliases = map[string]string{
 }
 
 // ProbeKindNames lists the probe kinds, for hints.
-var ProbeKindNames = []string{"skb", "skbret", "kprobe", "kretprobe", "fentry", "fexit", "tracepoint", "rawtracepoint", "interval", "profile", "uprobe", "uretprobe", "bpf", "bpfret", "self", "begin", "end", "BEGIN", "END"}
+var ProbeKindNames = []string{"skb", "skbret", "kprobe", "kretprobe", "fentry", "fexit", "tracepoint", "rawtracepoint", "interval", "profile", "uprobe", "uretprobe", "bpf", "bpfret", "self", "test", "bench", "begin", "end", "BEGIN", "END"}
 
 func (l *lowerer) spec(g *gSpec) *ProbeSpec {
 	if name, rest, ok := strings.Cut(g.Text, "="); ok && isProbeName(name) && rest != "" {
@@ -118,6 +119,8 @@ func (l *lowerer) spec(g *gSpec) *ProbeSpec {
 		s.Category, s.Name = cat, name
 	case ProbeInterval:
 		s.Period = l.interval(sp, "interval", rest)
+	case ProbeTest, ProbeBench:
+		l.testSpec(sp, s, rest)
 	case ProbeSelf:
 		sig, ok := strings.CutPrefix(rest, "signal:")
 		if !ok || !SelfSignals[sig] {

@@ -72,6 +72,8 @@ type options struct {
 	// (btkernel.go).
 	bt  btOptions
 	btk btKernelOptions
+	// tb is --test and --bench (testbench.go).
+	tb testBenchOptions
 	// debug is -d's value: dumpAll alone, else bpftrace's stages, which
 	// stages holds (debugstages.go).
 	debug  string
@@ -135,6 +137,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	fs.BoolVarP(&o.version, "version", "V", false, "print the version")
 	addBpftraceFlags(fs, &o.bt)
 	addBtKernelFlags(fs, &o.btk)
+	addTestBenchFlags(fs, &o.tb)
 	addRotateFlags(fs, &o.rotate)
 	addOverheadFlags(fs, &o.overhead)
 	fs.Usage = func() {}

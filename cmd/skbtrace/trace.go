@@ -39,6 +39,12 @@ func compileAndRun(o options, src *lang.Source, stdout, stderr io.Writer) int {
 		return report(stderr, err)
 	}
 	kind := outputFor(o, kinds, plan.Script, plan.Info)
+	if o.tb.test || o.tb.bench {
+		return runTestsOrBenches(o.tb, plan, stdout, stderr)
+	}
+	if err := onlyTestProbes(plan.Script); err != nil && !o.dump {
+		return report(stderr, err)
+	}
 	if o.dump {
 		return dump(plan, stdout, stderr)
 	}

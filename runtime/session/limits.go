@@ -83,7 +83,7 @@ func linksOf(p *codegen.Program, funcs *FuncAttach, cpus int) int {
 		return len(funcTargets(p, funcs))
 	}
 	switch p.Attach.Kind {
-	case codegen.AttachBegin, codegen.AttachEnd, codegen.AttachInterval, codegen.AttachSignal:
+	case codegen.AttachBegin, codegen.AttachEnd, codegen.AttachInterval, codegen.AttachSignal, codegen.AttachTest, codegen.AttachBench:
 		return 0
 	case codegen.AttachProfile:
 		return cpus

@@ -265,7 +265,7 @@ func Start(out *codegen.Output, w io.Writer, opts Options) (_ *Session, err erro
 		switch p.Attach.Kind {
 		case codegen.AttachSkbFuncs, codegen.AttachKprobes, codegen.AttachBPF:
 			continue // skb: programs on functions, kprobe: globs and bpf: programs come next
-		case codegen.AttachBegin, codegen.AttachEnd, codegen.AttachInterval, codegen.AttachSignal:
+		case codegen.AttachBegin, codegen.AttachEnd, codegen.AttachInterval, codegen.AttachSignal, codegen.AttachTest, codegen.AttachBench:
 			continue
 		case codegen.AttachProfile:
 			pe, err := attachProfile(p.Attach, coll.Programs[p.Name])
@@ -488,7 +488,7 @@ func monotonicNow() uint64 {
 func warmProgRun(out *codegen.Output) {
 	for _, p := range out.Programs {
 		switch p.Attach.Kind {
-		case codegen.AttachBegin, codegen.AttachEnd, codegen.AttachInterval, codegen.AttachSignal:
+		case codegen.AttachBegin, codegen.AttachEnd, codegen.AttachInterval, codegen.AttachSignal, codegen.AttachTest, codegen.AttachBench:
 			prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.RawTracepoint, License: "GPL",
 				Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()}})
 			if err == nil {
