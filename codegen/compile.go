@@ -591,7 +591,7 @@ func compileProbeWith(give, onStack int, info *check.Info, ms *mapSet, out *Outp
 		}
 	}
 	body := g.label("body")
-	gated := ms.track && g.hasSkb()
+	gated := ms.track && g.hasSkb() && gatedProbe(p, spec.Spec.Kind)
 	if gated {
 		if err := g.trackGate(body); err != nil {
 			return nil, err

@@ -440,7 +440,9 @@ func (g *gen) context(e *lang.Ident, f *stdlib.Field) error {
 	case "probe":
 		return g.probeValue()
 	case "packet", "pkt_edge", "pkt_index", "pkt_count", "pkt_parent":
-		g.packetField(f.Name)
+		if err := g.packetField(f.Name); err != nil {
+			return err
+		}
 	case "reason":
 		// A probe's own reason parameter, or the reason argument of the
 		// functions or tracepoint an skb: program is for; else none (0,

@@ -3,6 +3,8 @@ package codegen
 import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
+
+	"github.com/skbtrace/skbtrace/lang"
 )
 
 // A logical packet is what track() follows across the skbs one send or
@@ -106,13 +108,61 @@ var packetFields = map[string]struct {
 }
 
 // packetField puts a logical packet builtin in R0: read from what the gate
-// or track() left in g.trk, 0 in a program without one (the script does
-// not track) or in a callback (g.head).
-func (g *gen) packetField(name string) {
+// or track() left in g.trk; in a tracking script's probe without the gate
+// (gatedProbe), from the skb's entry in the tracked map, looked up here; 0
+// where the skb is not followed, in a script that does not track, or in
+// a callback (g.head).
+func (g *gen) packetField(name string) error {
 	f := packetFields[name]
-	if g.trk == 0 || g.head != nil {
+	switch {
+	case g.head != nil || !g.maps.track || !g.hasSkb():
 		g.emit(asm.Mov.Imm(asm.R0, 0))
-		return
+		return nil
+	case g.trk != 0:
+		g.emit(asm.LoadMem(asm.R0, asm.RFP, g.trk+f.off, f.size))
+		return nil
 	}
-	g.emit(asm.LoadMem(asm.R0, asm.RFP, g.trk+f.off, f.size))
+	g.maps.trackedMap()
+	key, err := g.readScratch()
+	if err != nil {
+		return err
+	}
+	none, done := g.label("nopacket"), g.label("packet")
+	if err := g.skbPtrOr(none); err != nil {
+		return err
+	}
+	g.vs.pop(asm.R0)
+	g.emit(asm.StoreMem(asm.RFP, key, asm.R0, asm.DWord))
+	g.lookup(TrackedMap, key)
+	g.emit(
+		asm.JEq.Imm(asm.R0, 0, none),
+		asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
+		asm.JNE.Imm(asm.R1, trackFollowed, none),
+		asm.LoadMem(asm.R0, asm.R0, trackPacketOff+f.off, f.size),
+		asm.Ja.Label(done),
+		asm.Mov.Imm(asm.R0, 0).WithSymbol(none),
+	)
+	g.mark(done)
+	return nil
+}
+
+// gatedProbe reports whether a tracking script's probe with an skb takes
+// track()'s gate (trackGate): skb: and skbret: probes, and those that
+// call track(), print() or capture(), whose events are the followed
+// packet's hops. Others (printf, maps: whydrop's drop block) run as
+// written and read the logical packet where they use it (packetField):
+// the gate's ways into their body make the verifier walk it once for
+// each (whydrop's went past its 1,000,000 instructions with --nftrace).
+func gatedProbe(p *lang.Probe, kind lang.ProbeKind) bool {
+	if kind == lang.ProbeSkb || kind == lang.ProbeSkbRet {
+		return true
+	}
+	found := false
+	lang.Inspect(p, func(n lang.Node) bool {
+		if c, ok := n.(*lang.CallExpr); ok && (c.Name == "track" || c.Name == "print" || c.Name == "capture") {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
