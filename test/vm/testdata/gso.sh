@@ -5,7 +5,8 @@
 # leaves as one GSO skb that the kernel cuts into segments in software
 # (skb_segment) before veth takes them. IPv6 is off on the pair. With "gro", s2 has
 # GRO on (veth then receives through NAPI, 5.13 on), which merges the
-# segments again.
+# segments again. With "drop", /run/gsob's input drops TCP segments to
+# port 5005 longer than 1000 bytes (an nftables rule).
 set -e
 if [ "$1" = down ]; then
 	ip link del s1
@@ -30,4 +31,14 @@ vmtool ethtool s1 tso off
 vmtool ethtool s1 gso on
 if [ "$1" = gro ]; then
 	nsenter -n/run/gsob vmtool ethtool s2 gro on
+fi
+if [ "$1" = drop ]; then
+	nsenter -n/run/gsob nft -f - <<'NFT'
+table inet skbt_gsodrop {
+	chain in {
+		type filter hook input priority 0;
+		tcp dport 5005 meta length > 1000 drop;
+	}
+}
+NFT
 fi
