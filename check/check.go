@@ -38,6 +38,10 @@ type Options struct {
 	// BPFProgs, when set, lists the loaded BPF packet programs that bpf:
 	// and bpfret: probes attach to; without it those probes are errors.
 	BPFProgs func() ([]BPFProg, error)
+	// KfuncAllowed, when set, says whether programs of a type (as
+	// kernel.KfuncProgTypes names them) may call a kfunc: kfunc_allowed
+	// and comm(pid) ask it. Without it no kfunc is.
+	KfuncAllowed func(progType, kfunc string) bool
 }
 
 // Check resolves every name of a script and computes every expression's type.

@@ -58,6 +58,10 @@ func (c *checker) constCall026(e *lang.CallExpr) bool {
 		}
 	case "reg":
 		c.regCall(e)
+	case "kfunc_allowed":
+		c.kfuncAllowedCall(e)
+	case "comm":
+		c.commPidCall(e)
 	case "syscall_name":
 		if n, ok := c.constInt(e.Args[0]); ok && len(e.Args) == 1 {
 			c.info.Consts[e] = Const{Str: stdlib.SyscallName(n), IsStr: true}

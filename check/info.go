@@ -26,6 +26,9 @@ type Info struct {
 	Consts map[lang.Expr]Const
 	// Calls maps each call to its builtin.
 	Calls map[*lang.CallExpr]*stdlib.Func
+	// CommPid is what comm(pid)'s code needs of the kernel's BTF, where
+	// the script calls it (kfuncallowed.go).
+	CommPid *CommPidInfo
 	// Members records the BTF member each `.`/`->` resolves to.
 	Members map[*lang.FieldExpr]Member
 	// ArgRefs maps `args.NAME` and `argN` to the probe parameter they read.

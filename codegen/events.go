@@ -370,6 +370,9 @@ func (g *gen) stringInto(e lang.Expr, at int16, size int) error {
 		if e.Name == "usym" {
 			return g.usymInto(e, at, size)
 		}
+		if e.Name == "comm" && len(e.Args) == 1 {
+			return g.commPidInto(e, at, size)
+		}
 		if e.Name != "str" {
 			break
 		}

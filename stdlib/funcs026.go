@@ -23,6 +23,7 @@ var funcs026 = []*Func{
 	{Name: "errorf", Sig: `errorf("format", args...)`, Doc: "prints as printf does, as an error with the call's place: FILE:LINE:COL-COL: ERROR: text", Stmt: true},
 	{Name: "warnf", Sig: `warnf("format", args...)`, Doc: "prints as printf does, as a warning with the call's place: FILE:LINE:COL-COL: WARNING: text", Stmt: true},
 	{Name: "debugf", Sig: `debugf("format", args...)`, Doc: "prints as printf does, as a debug message with the call's place: FILE:LINE:COL-COL: DEBUG: text", Stmt: true},
+	commOfPid,
 	constStrFunc("strerror", "strerror(errno)", "the text of an error number, as strerror(3) has it: strerror(EPERM) is \"Operation not permitted\""),
 	constStrFunc("signal_name", "signal_name(signum)", "a signal's name: signal_name(9) is \"SIGKILL\""),
 }

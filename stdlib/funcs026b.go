@@ -69,6 +69,7 @@ var funcsCompileTime = []*Func{
 	defaultStrLength,
 	kfuncExist,
 	reg,
+	kfuncAllowedFn,
 	constStrFunc("syscall_name", "syscall_name(nr)", "a system call's name by its number on this architecture: syscall_name(0) is \"read\" on x86_64"),
 }
 

@@ -11,7 +11,8 @@ import (
 // the loaded BPF packet programs.
 func CheckOptions(spec check.BTF, params []string, warn func(string)) check.Options {
 	return check.Options{BTF: spec, Params: params, TracepointFormat: kernel.TracepointFormat(warn), TracepointExists: kernel.TracepointExists,
-		MatchFuncs: kernel.TraceableFuncs, MatchTracepoints: kernel.MatchTracepoints, BPFProgs: bpfProgs}
+		MatchFuncs: kernel.TraceableFuncs, MatchTracepoints: kernel.MatchTracepoints, BPFProgs: bpfProgs,
+		KfuncAllowed: kernel.KfuncAllowed}
 }
 
 // bpfProgs lists the loaded packet programs for the checker.
