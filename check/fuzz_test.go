@@ -25,6 +25,11 @@ func FuzzParseCheck(f *testing.F) {
 			f.Add(string(b))
 		}
 	}
+	// bpftrace 0.25-0.26's values: tuple indexes, (), struct values,
+	// attributes, imports.
+	f.Add(`struct P { char c; int x; } __attribute__((packed, aligned(2))); import "stdlib";
+begin { $t = (1, "a", ()); print($t[1 - 1]); (); $p = (struct P *)curtask; $s = *$p; @m[1] = $s; print(@m[1].x) }`)
+	f.Add(`tracepoint:sched:sched_switch { print(args); $a = args; print(($a, 1)[0]) }`)
 	f.Fuzz(func(t *testing.T, text string) {
 		src := &lang.Source{Name: "fuzz.st", Text: text}
 		script, err := lang.Parse(src)
@@ -39,7 +44,8 @@ func FuzzParseCheck(f *testing.F) {
 			t.Fatalf("error is not a diagnostic: %v", err)
 		}
 		for _, it := range d.Items {
-			if it.Span.Start.Offset < 0 || it.Span.Start.Offset > len(text) || it.Msg == "" {
+			// src.Text: the script and the files it imports.
+			if it.Span.Start.Offset < 0 || it.Span.Start.Offset > len(src.Text) || it.Msg == "" {
 				t.Fatalf("bad diagnostic %+v for %q", it, text)
 			}
 		}
