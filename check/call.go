@@ -255,7 +255,11 @@ func (c *checker) printf(e *lang.CallExpr) {
 				if printable(t) {
 					hint = "print it with %s"
 				}
-				c.errorf(a, hint, "%%%c needs an integer, got %s", v.Conv, t)
+				conv := string(v.Conv)
+				if v.Conv == 'g' && v.Raw == 'r' {
+					conv = "gr" // GFP flags
+				}
+				c.errorf(a, hint, "%%%s needs an integer, got %s", conv, t)
 			}
 		}
 	}
