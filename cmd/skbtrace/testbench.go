@@ -24,8 +24,9 @@ import (
 // script of nothing else is an error. The programs run as bpftrace runs
 // them: XDP programs, with BPF_PROG_TEST_RUN on 14 zero bytes.
 //
-// Unlike bpftrace, begin and end do not run with --test or --bench, and
-// what a test prints is not shown (bpftrace shows a failed test's).
+// begin runs before the tests, as in bpftrace, its output not shown;
+// unlike bpftrace, end does not run, and what a test prints is not shown
+// (bpftrace shows a failed test's).
 
 type testBenchOptions struct {
 	test, bench bool
@@ -87,6 +88,15 @@ func runTestsOrBenches(t testBenchOptions, plan *pipeline.Plan, stdout, stderr i
 		return report(stderr, err)
 	}
 	defer coll.Close()
+	// begin runs first, as in bpftrace: what it sets, the tests read.
+	// What it prints is not shown (bpftrace's is not either).
+	for _, p := range plan.Output.Programs {
+		if p.Helper == "" && p.Attach.Kind == codegen.AttachBegin {
+			if _, err := coll.Programs[p.Name].Run(&ebpf.RunOptions{}); err != nil {
+				return report(stderr, fmt.Errorf("begin: %w", err))
+			}
+		}
+	}
 	kind := codegen.AttachTest
 	if t.bench {
 		kind = codegen.AttachBench
