@@ -24,9 +24,9 @@ import (
 // script of nothing else is an error. The programs run as bpftrace runs
 // them: XDP programs, with BPF_PROG_TEST_RUN on 14 zero bytes.
 //
-// begin runs before the tests, as in bpftrace, its output not shown;
-// unlike bpftrace, end does not run, and what a test prints is not shown
-// (bpftrace shows a failed test's).
+// begin runs before the tests, as in bpftrace, its output not shown; a
+// failed test's output is shown between its RUN and FAILED lines, a
+// passed one's not, as bpftrace does. Unlike bpftrace, end does not run.
 
 type testBenchOptions struct {
 	test, bench bool
@@ -79,7 +79,7 @@ func onlyTestProbes(s *lang.Script) error {
 
 // runTestsOrBenches compiles and loads the script and runs its test: or
 // bench: programs; the exit status is 1 where a test failed.
-func runTestsOrBenches(t testBenchOptions, plan *pipeline.Plan, stdout, stderr io.Writer) int {
+func runTestsOrBenches(t testBenchOptions, plan *pipeline.Plan, format string, stdout, stderr io.Writer) int {
 	if err := plan.Compile(); err != nil {
 		return report(stderr, err)
 	}
@@ -88,6 +88,11 @@ func runTestsOrBenches(t testBenchOptions, plan *pipeline.Plan, stdout, stderr i
 		return report(stderr, err)
 	}
 	defer coll.Close()
+	printed, err := session.NewTestOutput(coll, plan.Output, format)
+	if err != nil {
+		return report(stderr, err)
+	}
+	defer printed.Close()
 	// begin runs first, as in bpftrace: what it sets, the tests read.
 	// What it prints is not shown (bpftrace's is not either).
 	for _, p := range plan.Output.Programs {
@@ -96,6 +101,9 @@ func runTestsOrBenches(t testBenchOptions, plan *pipeline.Plan, stdout, stderr i
 				return report(stderr, fmt.Errorf("begin: %w", err))
 			}
 		}
+	}
+	if _, err := printed.Take(); err != nil {
+		return report(stderr, err)
 	}
 	kind := codegen.AttachTest
 	if t.bench {
@@ -114,7 +122,7 @@ func runTestsOrBenches(t testBenchOptions, plan *pipeline.Plan, stdout, stderr i
 	if t.bench {
 		return printBenches(runs, stdout, stderr)
 	}
-	return printTests(runs, stdout, stderr)
+	return printTests(runs, printed, stdout, stderr)
 }
 
 // programRun is a test: or bench: program and its name.
@@ -124,7 +132,7 @@ type programRun struct {
 }
 
 // printTests runs the tests and reports them as bpftrace 0.26 does.
-func printTests(runs []*programRun, w, stderr io.Writer) int {
+func printTests(runs []*programRun, printed *session.TestOutput, w, stderr io.Writer) int {
 	line := func(color, tag, text string) {
 		fmt.Fprintf(w, "%s[%s]%s %s\n", color, tag, "\x1b[0m", text)
 	}
@@ -136,7 +144,13 @@ func printTests(runs []*programRun, w, stderr io.Writer) int {
 		if err != nil {
 			fmt.Fprintf(stderr, "skbtrace: test:%s: %v\n", r.name, err)
 		}
+		out, perr := printed.Take()
+		if perr != nil {
+			fmt.Fprintf(stderr, "skbtrace: test:%s: reading what it printed: %v\n", r.name, perr)
+		}
 		if err != nil || code != 0 {
+			// A failed test's output is shown, as bpftrace shows it.
+			w.Write(out)
 			line(gtestRed, "  FAILED  ", fmt.Sprintf("%s (%s)", r.name, testDuration(took)))
 			failed = append(failed, r.name)
 			continue

@@ -40,7 +40,7 @@ func compileAndRun(o options, src *lang.Source, stdout, stderr io.Writer) int {
 	}
 	kind := outputFor(o, kinds, plan.Script, plan.Info)
 	if o.tb.test || o.tb.bench {
-		return runTestsOrBenches(o.tb, plan, stdout, stderr)
+		return runTestsOrBenches(o.tb, plan, kind.format(o), stdout, stderr)
 	}
 	if err := onlyTestProbes(plan.Script); err != nil && !o.dump {
 		return report(stderr, err)

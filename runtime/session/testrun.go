@@ -1,10 +1,14 @@
 package session
 
 import (
+	"bytes"
 	"fmt"
 	"time"
 
 	"github.com/cilium/ebpf"
+
+	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/runtime/output"
 )
 
 // testPacket is what a test: or bench: program runs on: 14 zero bytes,
@@ -46,5 +50,53 @@ func RunBench(prog *ebpf.Program) (perRun time.Duration, runs int, err error) {
 		} else {
 			n *= 2
 		}
+	}
+}
+
+// TestOutput reads what test: programs print, test by test: the records
+// one run left in the ring buffer, formatted as the script's output is.
+type TestOutput struct {
+	rd     eventReader
+	events []*codegen.Event
+	format string
+}
+
+// NewTestOutput reads the events map of coll, whose programs out
+// describes, in format (output.Formats; "" text).
+func NewTestOutput(coll *ebpf.Collection, out *codegen.Output, format string) (*TestOutput, error) {
+	m := coll.Maps[codegen.EventsMap]
+	if m == nil {
+		return &TestOutput{}, nil
+	}
+	rd, err := newEventReader(m, out.PerfBytes)
+	if err != nil {
+		return nil, err
+	}
+	return &TestOutput{rd: rd, events: out.Events, format: format}, nil
+}
+
+// Take returns what was printed since the last Take: every record the
+// buffer holds now, formatted. No record is waited for: a test's records
+// are in the buffer when its run returns.
+func (t *TestOutput) Take() ([]byte, error) {
+	if t.rd == nil {
+		return nil, nil
+	}
+	var buf bytes.Buffer
+	pr, err := output.New(&buf, t.events, output.Config{Format: t.format})
+	if err != nil {
+		return nil, err
+	}
+	if err := t.rd.Flush(); err != nil {
+		return nil, err
+	}
+	err = pr.Read(t.rd)
+	return buf.Bytes(), err
+}
+
+// Close closes the reader.
+func (t *TestOutput) Close() {
+	if t.rd != nil {
+		t.rd.Close()
 	}
 }
