@@ -14,12 +14,13 @@ import (
 // a pointer (`*p`), a member that is a struct (`p->se.load`), or the
 // probe's `args`; kept in a variable or a map value, printed as
 // { .a = 1, .b = 0x0 } (JSON: {"a": 1, "b": 0}). Its bytes are copied
-// on the BPF stack, so a struct value is at most MaxStructValue bytes.
+// into a slot of the program's frame: on the BPF stack, or, larger than
+// on_stack_limit, in the per-CPU scratch area (codegen/scratch.go).
 
 // MaxStructValue is the largest struct a variable, a map value or
-// print() holds: a copy on the BPF stack, whose 512 bytes the program's
-// other values share.
-const MaxStructValue = 256
+// print() holds: struct task_struct (about 3 KiB on Linux 6.x) fits,
+// and several such copies still fit the scratch area's 32 KiB.
+const MaxStructValue = 4096
 
 // structValue reports whether t is a struct value small enough to keep.
 func structValue(t types.Type) bool {
@@ -43,7 +44,7 @@ func valueHint(e lang.Expr, t types.Type) string {
 		return emptyTupleHint(e)
 	}
 	if t.Kind == types.Struct {
-		return "a struct value is copied on the BPF stack, at most 256 bytes; this one is " + strconv.Itoa(t.Size) + ": read its members (x.NAME)"
+		return "a struct value is copied whole, at most " + strconv.Itoa(MaxStructValue) + " bytes; this one is " + strconv.Itoa(t.Size) + ": read its members (x.NAME)"
 	}
 	return ""
 }

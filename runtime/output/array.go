@@ -34,12 +34,25 @@ type btfFormat struct{ json bool }
 func (bf btfFormat) append(dst []byte, t btf.Type, raw []byte, depth int) []byte {
 	switch u := btf.UnderlyingType(t).(type) {
 	case *btf.Int:
+		if u.Encoding&btf.Bool != 0 {
+			return strconv.AppendBool(dst, leUint(raw, int(u.Size)) != 0)
+		}
 		return bf.int(dst, raw, int(u.Size), u.Encoding&btf.Signed != 0)
 	case *btf.Enum:
+		if !bf.json {
+			// Text names a known value, as bpftrace does (TT_NONE);
+			// JSON keeps the number.
+			v := leUint(raw, int(u.Size))
+			for _, ev := range u.Values {
+				if ev.Value&(1<<(8*u.Size)-1) == v {
+					return append(dst, ev.Name...)
+				}
+			}
+		}
 		return bf.int(dst, raw, int(u.Size), u.Signed)
 	case *btf.Pointer:
 		if bf.json {
-			return strconv.AppendUint(dst, leUint(raw, 8), 10)
+			return bf.int(dst, raw, 8, false) // a kernel address quoted, as bpftrace's
 		}
 		return strconv.AppendUint(append(dst, "0x"...), leUint(raw, 8), 16)
 	case *btf.Array:
@@ -70,17 +83,38 @@ func (bf btfFormat) members(dst []byte, ms []btf.Member, raw []byte, depth int) 
 	if bf.json {
 		open, close = "{", "}"
 	}
-	dst = append(dst, open...)
-	for i, m := range ms {
-		if i > 0 {
+	first := true
+	fields := bf.fields(nil, ms, raw, depth, &first)
+	if first {
+		return append(dst, "{}"...) // no members
+	}
+	return append(append(append(dst, open...), fields...), close...)
+}
+
+// fields appends members, ", " between them (first says whether one
+// was appended yet); an anonymous struct's or union's members stand
+// among those of the struct that holds it, as bpftrace prints them.
+func (bf btfFormat) fields(dst []byte, ms []btf.Member, raw []byte, depth int, first *bool) []byte {
+	for _, m := range ms {
+		off := int(m.Offset.Bytes())
+		if m.Name == "" && m.BitfieldSize == 0 {
+			if inner := anonMembers(m.Type); inner != nil {
+				size, err := btf.Sizeof(m.Type)
+				if err == nil && off+size <= len(raw) && depth < 16 {
+					dst = bf.fields(dst, inner, raw[off:off+size], depth+1, first)
+				}
+				continue
+			}
+		}
+		if !*first {
 			dst = append(dst, ", "...)
 		}
+		*first = false
 		if bf.json {
 			dst = append(appendBtJSONString(dst, m.Name), ": "...)
 		} else {
 			dst = append(append(append(dst, '.'), m.Name...), " = "...)
 		}
-		off := int(m.Offset.Bytes())
 		if m.BitfieldSize > 0 {
 			start := int(m.Offset) / 64 * 8
 			word := leUint(raw[min(start, len(raw)):], 8)
@@ -100,7 +134,19 @@ func (bf btfFormat) members(dst []byte, ms []btf.Member, raw []byte, depth int) 
 		}
 		dst = bf.append(dst, m.Type, raw[off:off+size], depth+1)
 	}
-	return append(dst, close...)
+	return dst
+}
+
+// anonMembers is the members of an anonymous struct or union member's
+// type, nil for another type.
+func anonMembers(t btf.Type) []btf.Member {
+	switch u := btf.UnderlyingType(t).(type) {
+	case *btf.Struct:
+		return u.Members
+	case *btf.Union:
+		return u.Members
+	}
+	return nil
 }
 
 // int appends a little-endian integer of size bytes; JSON quotes an
