@@ -418,10 +418,8 @@ func (c *checker) field(e *lang.FieldExpr) types.Type {
 		// $sk.__sk_common.skc_family is $sk->__sk_common.skc_family.
 		structType = x.BTF
 	case types.Struct:
+		// -> is an alias of . (bpftrace 0.25): on a struct value too.
 		structType = x.BTF
-		if e.Arrow {
-			c.errorf(e, "write "+c.text(e.X)+"."+e.Name, "%s is a struct, not a pointer; use .", c.text(e.X))
-		}
 	default:
 		c.errorf(e, "", "%s is %s, which has no fields", c.text(e.X), x)
 		return types.Bad
