@@ -95,6 +95,8 @@ func (p *Printer) appendJSONValue(dst []byte, where string, a codegen.EventArg, 
 		return append(dst, b...)
 	case t.Kind == types.Tuple:
 		return p.fmt.appendTupleJSON(dst, t, raw)
+	case t.Kind == types.Struct:
+		return btfFormat{json: true}.append(dst, t.BTF, raw, 0)
 	}
 	p.scratch = p.fmt.appendValue(p.scratch[:0], t, raw)
 	return appendJSONString(dst, p.scratch)
