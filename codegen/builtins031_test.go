@@ -1,6 +1,7 @@
 package codegen_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/cilium/ebpf"
@@ -64,4 +65,14 @@ func TestRegAndCommPidLoad(t *testing.T) {
 	}
 	_, out := compiletest.Compile(t, `tracepoint:sched:sched_switch { @[comm(args.next_pid), comm(1)] = count(); }`, check.Options{KfuncAllowed: allowed}, codegen.Options{})
 	load(t, out)
+}
+
+// TestKprobeOffsetProbeName checks the probe builtin of kprobe:FN+OFFSET:
+// the offset in decimal after the function, as bpftrace names the probe,
+// and the function's own kprobe named without one.
+func TestKprobeOffsetProbeName(t *testing.T) {
+	out := compile(t, `kprobe:ip_rcv+0x10 { @a[probe] = count(); } kprobe:ip_rcv { @b[probe] = count(); }`)
+	if !slices.Contains(out.ProbeNames, "kprobe:ip_rcv+16") || !slices.Contains(out.ProbeNames, "kprobe:ip_rcv") {
+		t.Errorf("probe names %q", out.ProbeNames)
+	}
 }

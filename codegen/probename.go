@@ -1,6 +1,7 @@
 package codegen
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -54,6 +55,10 @@ func (g *gen) probeName() string {
 	case sp.Kind == lang.ProbeKprobe, sp.Kind == lang.ProbeKretprobe, sp.Kind == lang.ProbeFentry, sp.Kind == lang.ProbeFexit:
 		if g.target.shared {
 			return ""
+		}
+		if sp.Offset > 0 {
+			// kprobe:FN+OFFSET, the offset in decimal as bpftrace says it.
+			return fmt.Sprintf("%s:%s+%d", sp.Kind, g.spec.Function(), sp.Offset)
 		}
 		return string(sp.Kind) + ":" + g.spec.Function()
 	}
