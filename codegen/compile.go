@@ -314,6 +314,13 @@ func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 		if err := trackHelpers(out, info.SkbType); err != nil {
 			return nil, fmt.Errorf("track(): %w", err)
 		}
+		if opts.Backend == "" || opts.Backend == BackendTracepoint {
+			p, err := slabFreeHelper(info.SkbType)
+			if err != nil {
+				return nil, fmt.Errorf("track(): %w", err)
+			}
+			out.Programs = append(out.Programs, p)
+		}
 	}
 	if ms.sampled {
 		unsampleHelpers(out)
