@@ -13,7 +13,8 @@
 #
 # bash bench/packet.sh vm [KERNEL [BEFORE]]: the same per function backend
 # (kprobe-multi, fentry, kprobe; BACKENDS= chooses) in the VM of test/vm
-# (KERNEL default 6.12), where the joins' fentry and fexit programs attach,
+# (KERNEL default 6.12; a BACKENDS word may be BACKEND:SCRIPT,SCRIPT, of
+# plain, track, filter), where the joins' fentry and fexit programs attach,
 # and --filter's cost, which follows what it matches now: bench/vm/packet.sh
 # in the guest, under the VM lock, a table on stdout.
 set -euo pipefail

@@ -27,8 +27,11 @@ chmod +x /vm/skbtrace-before
 echo "##### $KV: 20000 datagrams untraced in $(flood) s"
 backends="kprobe-multi fentry kprobe"
 [ -s /vm/backends ] && backends=$(cat /vm/backends)
-for b in $backends; do
-  for what in plain track filter; do
+for bw in $backends; do
+  # BACKEND or BACKEND:SCRIPT,SCRIPT (fentry's teardown takes minutes a run under TCG).
+  b=${bw%%:*} whats="plain track filter"
+  [ "$b" = "$bw" ] || whats=$(echo "${bw#*:}" | tr , ' ')
+  for what in $whats; do
     for bin in now before; do
       exe=skbtrace; [ $bin = before ] && exe=/vm/skbtrace-before
       waithelpers
