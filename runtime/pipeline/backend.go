@@ -9,6 +9,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/internal/phase"
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
 	"github.com/skbtrace/skbtrace/runtime/session"
@@ -50,10 +51,12 @@ func skbBackends(cfg Config, script *lang.Script) (*skbChoice, error) {
 				return err
 			}
 			c.disc = d
+			phase.Mark("discovery")
 		}
 		return ProbeOn(c.disc)(b)
 	}
 	works, reasons, err := session.WorkingBackends(cfg.Backend, probe)
+	phase.Mark("backend probe")
 	c.works, c.reasons = works, reasons
 	return c, err
 }

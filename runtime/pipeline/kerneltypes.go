@@ -4,6 +4,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/skbtrace/skbtrace/check"
+	"github.com/skbtrace/skbtrace/internal/phase"
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/runtime/kernel"
 	"github.com/skbtrace/skbtrace/runtime/session"
@@ -53,6 +54,7 @@ func (k *kernelTypes) whole() (*btf.Spec, error) {
 			return nil, err
 		}
 		k.spec = spec
+		phase.Mark("btf")
 	}
 	return k.spec, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/internal/phase"
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/runtime/session"
 )
@@ -59,6 +60,7 @@ func (p *Plan) Parse(src *lang.Source) error {
 		return err
 	}
 	p.Script = script
+	phase.Mark("parse")
 	return nil
 }
 
@@ -71,6 +73,7 @@ func (p *Plan) Check() error {
 		return err
 	}
 	p.Script, p.Info = script, info
+	phase.Mark("check")
 	return nil
 }
 
@@ -82,6 +85,7 @@ func (p *Plan) Compile() error {
 		return err
 	}
 	p.Output, p.Funcs = out, funcs
+	phase.Mark("compile")
 	p.Estimate = nil
 	if funcs != nil && funcs.Backend != "" && funcs.Backend != session.BackendTracepoint {
 		if c := p.choice; c != nil && c.disc != nil {
@@ -98,6 +102,8 @@ func (p *Plan) Compile() error {
 // Config.Warn (with Verbose, how long it took).
 func (p *Plan) Start(w io.Writer, opts session.Options) (*session.Session, error) {
 	started := time.Now()
+	// Between Compile and here: the names, rules and -o's files.
+	phase.Mark("setup")
 	opts.Funcs, opts.Snaplen, opts.KernelTypes = p.Funcs, p.cfg.Snaplen, p.types.typeIDs()
 	opts.Warn = func(format string, args ...any) { p.cfg.warn(fmt.Sprintf(format, args...)) }
 	if p.Funcs != nil && p.Funcs.Progressive {
@@ -137,7 +143,9 @@ func (p *Plan) Start(w io.Writer, opts session.Options) (*session.Session, error
 			p.cfg.warn(fmt.Sprintf("%d probes run in %d programs: probes on one attach point share one", probes, programs))
 		}
 		p.cfg.warn(fmt.Sprintf("loaded and attached in %v", time.Since(started).Round(time.Millisecond)))
+		p.cfg.warn(phase.String())
 	}
+	phase.Done()
 	return sess, nil
 }
 

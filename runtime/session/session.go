@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/skbtrace/skbtrace/codegen"
+	"github.com/skbtrace/skbtrace/internal/phase"
 	"github.com/skbtrace/skbtrace/runtime/attach"
 	"github.com/skbtrace/skbtrace/runtime/output"
 	"github.com/skbtrace/skbtrace/runtime/rules"
@@ -207,6 +208,7 @@ func Start(out *codegen.Output, w io.Writer, opts Options) (_ *Session, err erro
 	if err != nil {
 		return nil, err
 	}
+	phase.Mark("load")
 	s := &Session{out: out, coll: coll, fmt: output.NewValues(), w: w,
 		exited: make(chan struct{}), stopTimers: make(chan struct{}), verbose: opts.Verbose, warn: opts.Warn, lateEv: &output.Late{}}
 	if s.warn == nil {
@@ -287,6 +289,7 @@ func Start(out *codegen.Output, w io.Writer, opts Options) (_ *Session, err erro
 		s.Close()
 		return nil, err
 	}
+	phase.Mark("attach other")
 	if opts.Funcs != nil {
 		s.progress = opts.Funcs.Progress
 		st, err := s.attachFuncs(opts.Funcs)
@@ -297,8 +300,10 @@ func Start(out *codegen.Output, w io.Writer, opts Options) (_ *Session, err erro
 		s.statsMu.Lock()
 		s.stats = st
 		s.statsMu.Unlock()
+		phase.Mark("attach skb")
 	}
 	s.attachHelpers(opts.Warn)
+	phase.Mark("track helpers")
 	if err := s.runAll(codegen.AttachBegin); err != nil {
 		s.Close()
 		return nil, err
