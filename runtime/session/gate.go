@@ -3,6 +3,7 @@ package session
 import (
 	"os"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -55,16 +56,20 @@ func holdAttachGate() (release func()) {
 }
 
 // gated runs close (a link's close, in the detach helper) once no run
-// holds the gate (fd: the worker's own descriptor of it; -1: no gate).
-// The look takes the gate exclusively without waiting and lets it go at
-// once: it fails only while a run holds it (or another worker looks),
-// and then the worker waits for it.
-func gated(fd int, close func()) {
+// holds the gate (fd: the worker's own descriptor of it; -1: no gate),
+// and reports how long it waited for that. The look takes the gate
+// exclusively without waiting and lets it go at once: it fails only while
+// a run holds it (or another worker looks), and then the worker waits for
+// it.
+func gated(fd int, close func()) (waited time.Duration) {
 	if fd >= 0 {
 		if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			t := time.Now()
 			unix.Flock(fd, unix.LOCK_EX)
+			waited = time.Since(t)
 		}
 		unix.Flock(fd, unix.LOCK_UN)
 	}
 	close()
+	return waited
 }

@@ -64,9 +64,10 @@ func DetachHelper() bool {
 	// behind the attach gate (gate.go).
 	unix.Setpriority(unix.PRIO_PROCESS, 0, 19)
 	start := time.Now()
+	times := &closeTimes{workers: min(n, helperWorkers)}
 	work := make(chan int)
 	var wg sync.WaitGroup
-	for range min(n, helperWorkers) {
+	for range times.workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -75,7 +76,9 @@ func DetachHelper() bool {
 				defer unix.Close(gate)
 			}
 			for fd := range work {
-				gated(gate, func() { unix.Close(fd) })
+				t := time.Now()
+				waited := gated(gate, func() { unix.Close(fd) })
+				times.add(time.Since(t)-waited, waited)
 			}
 		}()
 	}
@@ -84,8 +87,10 @@ func DetachHelper() bool {
 	}
 	close(work)
 	wg.Wait()
+	line := fmt.Sprintf("skbtrace: detach helper %d: %s", os.Getpid(), times.String(time.Since(start)))
+	reportDetach(line)
 	if os.Getenv(detachVerboseEnv) != "" {
-		fmt.Fprintf(os.Stderr, "skbtrace: detach helper %d: %d links closed in %v\n", os.Getpid(), n, time.Since(start).Round(time.Millisecond))
+		fmt.Fprintln(os.Stderr, line)
 	}
 	return true
 }
