@@ -64,7 +64,37 @@ func DetachHelper() bool {
 	// behind the attach gate (gate.go).
 	unix.Setpriority(unix.PRIO_PROCESS, 0, 19)
 	start := time.Now()
-	times := &closeTimes{workers: min(n, helperWorkers)}
+	var fds []int
+	for fd := 3; fd < 3+n; fd++ {
+		fds = append(fds, fd)
+	}
+	// Each group's closes go side by side with the others'.
+	groups := groupLinks(fds)
+	lines := make([]string, len(groups))
+	var wg sync.WaitGroup
+	for i, g := range groups {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			times := closeAll(g.fds, g.workers)
+			lines[i] = fmt.Sprintf("skbtrace: detach helper %d: %s: %s", os.Getpid(), g.name, times.String(time.Since(start)))
+		}()
+	}
+	wg.Wait()
+	lines = append(lines, fmt.Sprintf("skbtrace: detach helper %d: %d links closed in %v", os.Getpid(), n, time.Since(start).Round(time.Millisecond)))
+	for _, line := range lines {
+		reportDetach(line)
+		if os.Getenv(detachVerboseEnv) != "" {
+			fmt.Fprintln(os.Stderr, line)
+		}
+	}
+	return true
+}
+
+// closeAll closes fds, workers at a time, each close behind the attach
+// gate, and reports how long the closes took.
+func closeAll(fds []int, workers int) *closeTimes {
+	times := &closeTimes{workers: min(len(fds), workers)}
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for range times.workers {
@@ -82,17 +112,12 @@ func DetachHelper() bool {
 			}
 		}()
 	}
-	for fd := 3; fd < 3+n; fd++ {
+	for _, fd := range fds {
 		work <- fd
 	}
 	close(work)
 	wg.Wait()
-	line := fmt.Sprintf("skbtrace: detach helper %d: %s", os.Getpid(), times.String(time.Since(start)))
-	reportDetach(line)
-	if os.Getenv(detachVerboseEnv) != "" {
-		fmt.Fprintln(os.Stderr, line)
-	}
-	return true
+	return times
 }
 
 // handOff starts the helper with the links' descriptors. It reports the
