@@ -57,6 +57,8 @@ func TestRootImports(t *testing.T) {
 		{map[string]string{"m.bt": "import \"x.h\";\nbegin { }", "x.h": "struct a { int b; };"}, "importing x.h is not supported"},
 		{map[string]string{"m.bt": "import \"x.txt\";\nbegin { }", "x.txt": ""}, `unknown import type: "x.txt"`},
 		{map[string]string{"m.bt": "begin { } import \"l.bt\";\n", "l.bt": ""}, "expected an import at the start of a line"},
+		{map[string]string{"m.bt": "import lib;\nbegin { }\n"}, "m.bt:1:1: an import names a file or directory in quotes"},
+		{map[string]string{"m.bt": "begin { $a = 1; import \"x.bpf.c\"; }\n"}, "m.bt:1:17: an import inside a probe (C sources, headers and BPF objects) is not supported"},
 	} {
 		d := t.TempDir()
 		for n, txt := range c.files {

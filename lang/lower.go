@@ -60,6 +60,10 @@ func (l *lowerer) block(g *gBlock) *Block {
 			}
 			if next.Pos.Line == s.EndPos.Line && !strings.Contains(l.src.Text[s.Pos.Offset:next.Pos.Offset], "\n") {
 				pos := st.Span().End
+				if msg, hint, ok := unsupportedConstruct(l.src.Text, pos.Offset); ok {
+					l.diags.Add(st.Span(), hint, "%s", msg)
+					continue
+				}
 				l.diags.Add(Span{Start: pos, End: pos}, "separate statements with ; or a newline", "syntax error: expected \";\" after statement")
 			}
 		}

@@ -83,8 +83,12 @@ func (r *rangeParser) preamble(ch chunk, s *Script, d *Diagnostics) chunk {
 			ch.start += r.typeAttrs(s, d, ch.start, ch.end)
 		case importRe.MatchString(rest):
 			// The imports resolved are blanked (import.go): this one
-			// is not at the start of a line.
-			d.Add(at(6), `write each import on a line of its own, at the top level: import "lib.bt";`, "expected an import at the start of a line")
+			// is not at the start of a line, or names no file.
+			if !strings.HasPrefix(strings.TrimLeft(rest[len("import"):], " \t"), `"`) {
+				d.Add(at(6), `name it in quotes: import "lib.bt";`, "an import names a file or directory in quotes")
+			} else {
+				d.Add(at(6), `write each import on a line of its own, at the top level: import "lib.bt";`, "expected an import at the start of a line")
+			}
 			return chunk{ch.end, ch.end}
 		default:
 			return ch

@@ -11,7 +11,12 @@ import (
 var unsupportedConstructs = []struct {
 	re        *regexp.Regexp
 	msg, hint string
-}{}
+}{
+	// bpftrace's statement imports (import "x.bpf.c"; in a probe) bring
+	// in C for clang to compile.
+	{regexp.MustCompile(`[{;]\s*import\s+"`), "an import inside a probe (C sources, headers and BPF objects) is not supported",
+		"skbtrace compiles no C: import .bt files at the top level, on a line of their own"},
+}
 
 // unsupportedConstruct names the bpftrace construct on the line of text
 // at off, if a syntax error there is one of those skbtrace lacks.
