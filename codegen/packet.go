@@ -147,22 +147,27 @@ func (g *gen) packetField(name string) error {
 }
 
 // gatedProbe reports whether a tracking script's probe with an skb takes
-// track()'s gate (trackGate): skb: and skbret: probes, and those that
-// call track(), print() or capture(), whose events are the followed
-// packet's hops. Others (printf, maps: whydrop's drop block) run as
-// written and read the logical packet where they use it (packetField):
-// the gate's ways into their body make the verifier walk it once for
-// each (whydrop's went past its 1,000,000 instructions with --nftrace).
+// track()'s gate (trackGate: a followed skb runs the action whatever the
+// predicate says). Every probe does but one that reads the logical
+// packet's builtins (packet, pkt_edge...) and is not an skb: or skbret:
+// probe nor calls track(), print() or capture(): it runs as written, and
+// looks the skb's packet up where it reads it (packetField). whydrop's
+// drop block is one: the gate's ways into its body made the verifier walk
+// it once for each, past its 1,000,000 instructions with --nftrace.
 func gatedProbe(p *lang.Probe, kind lang.ProbeKind) bool {
 	if kind == lang.ProbeSkb || kind == lang.ProbeSkbRet {
 		return true
 	}
-	found := false
+	reads, calls := false, false
 	lang.Inspect(p, func(n lang.Node) bool {
-		if c, ok := n.(*lang.CallExpr); ok && (c.Name == "track" || c.Name == "print" || c.Name == "capture") {
-			found = true
+		switch n := n.(type) {
+		case *lang.CallExpr:
+			calls = calls || n.Name == "track" || n.Name == "print" || n.Name == "capture"
+		case *lang.Ident:
+			_, ok := packetFields[n.Name]
+			reads = reads || ok
 		}
-		return !found
+		return !calls
 	})
-	return found
+	return calls || !reads
 }
