@@ -29,7 +29,7 @@ func (c *checker) tuple(e *lang.TupleExpr) types.Type {
 			if e.Names != nil {
 				what = "a record"
 			}
-			c.errorf(x, emptyTupleHint(x), "%s cannot hold %s", what, t)
+			c.errorf(x, valueHint(x, t), "%s cannot hold %s", what, t)
 			bad = true
 		}
 		elems[i] = t
