@@ -37,13 +37,14 @@ func TestValues031Run(t *testing.T) {
 
 // TestValues031Load loads print(args) and struct values in probes whose
 // context differs from begin's: a tracepoint read by BTF, a raw
-// tracepoint, a classic tracepoint's record; each through this kernel's verifier.
+// tracepoint, a classic tracepoint's record, a kprobe; each through this kernel's verifier.
 func TestValues031Load(t *testing.T) {
 	for _, script := range []string{
 		`tracepoint:sched:sched_process_exec { print(args); $a = args; @m[1] = $a; print(@m[1].old_pid) }`,
 		`tracepoint:sched:sched_process_exec { $l = args.p->se.load; print($l); @l[tid] = args.p->se.load; print(*args.p->se.cfs_rq->tasks_timeline.rb_leftmost) }`,
 		`rawtracepoint:sys_enter { print(args); print((args, 1)[1]) }`,
 		`tracepoint:sched:sched_switch { print(args); $a = args; print($a) }`,
+		`kprobe:tcp_v4_rcv { print(args); $a = args; @m[tid] = $a; print((args, 1)[0]); print(args.skb->dev->stats) }`,
 	} {
 		t.Run(script, func(t *testing.T) {
 			load(t, compile(t, script)).Close()
