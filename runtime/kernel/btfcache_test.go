@@ -167,3 +167,46 @@ func TestSaveTypesStaysSmall(t *testing.T) {
 		t.Errorf("after a run of %d names the cache holds %d names, want the 3 it held", len(many), len(got))
 	}
 }
+
+// TestBTFCacheHoldsNotedTargets notes the targets of tracing programs
+// (which a program's load looks up, not the check) as a run does: the
+// cache holds them, without a miss, and gives each the kernel's own type
+// ID, as cilium/ebpf finds it in the whole BTF; a name not noted is not
+// held.
+func TestBTFCacheHoldsNotedTargets(t *testing.T) {
+	spec := testkit.KernelBTF(t)
+	rec := RecordTypes(spec)
+	targets := []string{"skb_clone", "kfree_skbmem", "btf_trace_kfree_skb"}
+	rec.Note(targets...)
+	raw, err := encodeBTFCache(spec, rec.looked())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cached, err := decodeBTFCache(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cached.Holds(targets) {
+		t.Fatalf("the cache does not hold %v", targets)
+	}
+	if cached.Holds([]string{"skb_clone", "tcp_v4_rcv"}) {
+		t.Errorf("the cache holds tcp_v4_rcv, which was not noted")
+	}
+	for _, name := range targets[:2] {
+		var fn *btf.Func
+		if err := spec.TypeByName(name, &fn); err != nil {
+			t.Skipf("this kernel's BTF has no %s: %v", name, err)
+		}
+		want, err := spec.TypeID(fn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := cached.KernelTypeID(name, new(*btf.Func))
+		if !ok || got != want {
+			t.Errorf("KernelTypeID(%s) = %d, %v; the kernel's is %d", name, got, ok, want)
+		}
+	}
+	if cached.Missed() {
+		t.Errorf("Holds and KernelTypeID counted as misses")
+	}
+}

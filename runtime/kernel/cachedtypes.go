@@ -109,6 +109,17 @@ func (c *CachedTypes) Spec() *btf.Spec {
 	return nil
 }
 
+// Holds reports whether the cache holds every one of names (an answer for
+// each); it does not count as a miss.
+func (c *CachedTypes) Holds(names []string) bool {
+	for _, n := range names {
+		if _, ok := c.names[n]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // Missed reports whether a lookup asked for what the cache does not hold:
 // the answers given may then differ from the whole BTF's.
 func (c *CachedTypes) Missed() bool {
@@ -135,6 +146,14 @@ func (r *RecordingTypes) note(name string) {
 	r.mu.Lock()
 	r.names[name] = true
 	r.mu.Unlock()
+}
+
+// Note records names as looked up: the targets of tracing programs,
+// which their loads look up in the whole BTF, not the check.
+func (r *RecordingTypes) Note(names ...string) {
+	for _, n := range names {
+		r.note(n)
+	}
 }
 
 // TypeByName is btf.Spec's TypeByName.

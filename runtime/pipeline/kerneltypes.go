@@ -34,18 +34,6 @@ func (k *kernelTypes) typeIDs() session.KernelTypeIDs {
 	return k.cached
 }
 
-// hasSkbProbes reports whether a script has skb: or skbret: probes.
-func hasSkbProbes(s *lang.Script) bool {
-	for _, p := range s.Probes {
-		for _, sp := range p.Specs {
-			if sp.Kind == lang.ProbeSkb || sp.Kind == lang.ProbeSkbRet {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // whole returns the whole BTF, decoding it on first use.
 func (k *kernelTypes) whole() (*btf.Spec, error) {
 	if k.spec == nil {
@@ -59,24 +47,16 @@ func (k *kernelTypes) whole() (*btf.Spec, error) {
 	return k.spec, nil
 }
 
-// check checks the script (checkScript). Where the script has skb:
-// probes, whose targets come from the kernel's whole BTF anyway, it is
-// checked against that: the cache would only add work. Otherwise it tries
-// the kernel's BTF cache first, keeping what it says meanwhile; where the
-// cache was asked for a name it does not hold, its answers may differ from
-// the whole BTF's, so what it said is dropped and the script (which
-// checking does not change) is checked again with the whole BTF, as if
-// there were no cache.
+// check checks the script (checkScript). It tries the kernel's BTF cache
+// first, keeping what it says meanwhile; where the cache was asked for a
+// name it does not hold, its answers may differ from the whole BTF's, so
+// what it said is dropped and the script (which checking does not change)
+// is checked again with the whole BTF, as if there were no cache. skb:
+// probes need no BTF to attach with kprobes or kprobe-multi (their
+// functions come from discovery's own cache), so they too are checked
+// against the cache first: on the fentry backend their loads decode the
+// whole BTF later, and the cache's read is all it costs.
 func (k *kernelTypes) check(cfg Config, script *lang.Script) (*lang.Script, *check.Info, error) {
-	if k.file == "" && hasSkbProbes(script) {
-		return checkScript(cfg, script, func() (check.BTF, error) {
-			spec, err := k.whole()
-			if err != nil {
-				return nil, err
-			}
-			return spec, nil
-		})
-	}
 	if k.file == "" {
 		if cached, err := kernel.LoadCachedTypes(); err == nil {
 			var said []string
@@ -104,9 +84,23 @@ func (k *kernelTypes) check(cfg Config, script *lang.Script) (*lang.Script, *che
 }
 
 // save adds the names the check looked up in the whole BTF to the kernel's
-// BTF cache. It runs as skbtrace ends, so that tracing starts no later.
-func (k *kernelTypes) save() {
-	if k.rec != nil {
+// BTF cache, with targets (the names the programs' loads looked up:
+// session.TracingTargets). Where the cache answered the check but lacks
+// some target, the loads decoded the whole BTF for it: the targets join the
+// cache from that. It runs as skbtrace ends, so that tracing starts no
+// later.
+func (k *kernelTypes) save(targets []string) {
+	switch {
+	case k.rec != nil:
+		k.rec.Note(targets...)
 		kernel.SaveTypes(k.rec, k.prev)
+	case k.cached != nil && k.file == "" && !k.cached.Holds(targets):
+		spec, err := kernel.BTF()
+		if err != nil {
+			return
+		}
+		rec := kernel.RecordTypes(spec)
+		rec.Note(targets...)
+		kernel.SaveTypes(rec, k.cached)
 	}
 }

@@ -159,5 +159,9 @@ func attachTimes(st *session.AttachStats) string {
 // Close saves the names the check looked up in the whole BTF to the
 // kernel's BTF cache: at the end, so that tracing starts no later.
 func (p *Plan) Close() {
-	p.types.save()
+	var targets []string
+	if p.Output != nil {
+		targets = session.TracingTargets(p.Output)
+	}
+	p.types.save(targets)
 }

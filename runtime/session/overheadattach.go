@@ -18,7 +18,7 @@ func (s *Session) attachUnsample(warn func(string, ...any)) {
 			if p.Helper != kind {
 				continue
 			}
-			prog, lerr := LoadShared(s.coll, p)
+			prog, lerr := s.loadHelper(p)
 			var l link.Link
 			if lerr == nil {
 				l, lerr = link.AttachTracing(link.TracingOptions{Program: prog, AttachType: p.Prog.AttachType})

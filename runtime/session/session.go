@@ -73,6 +73,9 @@ type Session struct {
 	scope *scopeKeeper
 	// misses is what Misses reads besides the kernel (misses.go).
 	misses missState
+	// ids are the kernel's BTF type IDs the BTF cache holds
+	// (Options.KernelTypes), for loading helpers; nil without.
+	ids KernelTypeIDs
 }
 
 // FuncStats is what attaching skb: probes to functions came to, or nil.
@@ -210,7 +213,7 @@ func Start(out *codegen.Output, w io.Writer, opts Options) (_ *Session, err erro
 	}
 	phase.Mark("load")
 	s := &Session{out: out, coll: coll, fmt: output.NewValues(), w: w,
-		exited: make(chan struct{}), stopTimers: make(chan struct{}), verbose: opts.Verbose, warn: opts.Warn, lateEv: &output.Late{}}
+		exited: make(chan struct{}), stopTimers: make(chan struct{}), verbose: opts.Verbose, warn: opts.Warn, lateEv: &output.Late{}, ids: opts.KernelTypes}
 	if s.warn == nil {
 		s.warn = func(string, ...any) {}
 	}
@@ -435,7 +438,7 @@ func (s *Session) attachHelpers(warn func(string, ...any)) {
 		if p.Helper == "" || p.Helper == codegen.HelperEntry || p.Helper == codegen.HelperUnsample || p.Helper == codegen.HelperUnsampleFree {
 			continue
 		}
-		prog, err := LoadShared(s.coll, p)
+		prog, err := s.loadHelper(p)
 		var l link.Link
 		if err == nil {
 			l, err = link.AttachTracing(link.TracingOptions{Program: prog, AttachType: p.Prog.AttachType})
