@@ -5,6 +5,8 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/lang/types"
+	"github.com/skbtrace/skbtrace/stdlib"
 )
 
 // kfuncCall calls the kernel function whose vmlinux BTF id is id.
@@ -33,6 +35,8 @@ func (g *gen) commPidInto(e *lang.CallExpr, at int16, size int) error {
 	none, done := g.label("comm_none"), g.label("comm_done")
 	g.emit(
 		asm.LSh.Imm(asm.R1, 32), asm.ArSh.Imm(asm.R1, 32), // a pid_t
+		// The slot keeps the pid until the task is found, for the warning.
+		asm.StoreMem(asm.RFP, task, asm.R1, asm.DWord),
 		kfuncCall(ci.TaskFromPid),
 		asm.JEq.Imm(asm.R0, 0, none),
 		asm.StoreMem(asm.RFP, task, asm.R0, asm.DWord),
@@ -45,7 +49,28 @@ func (g *gen) commPidInto(e *lang.CallExpr, at int16, size int) error {
 		asm.Ja.Label(done),
 	)
 	g.mark(none)
+	if err := g.noSuchPid(e, task); err != nil {
+		return err
+	}
 	g.storeString(at, size, "N/A")
 	g.mark(done)
+	return nil
+}
+
+// noSuchPid sends bpftrace's warning for comm(pid) of a pid no task has,
+// with the call's place: the pid is in the frame at slot.
+func (g *gen) noSuchPid(e *lang.CallExpr, slot int16) error {
+	ev := &Event{ID: len(g.out.Events), Kind: EventPrintf, Size: 16,
+		Verbs: []stdlib.Verb{{Text: g.info.Where(e) + ": WARNING: No such process (pid=", Conv: 'd', Length: "ll"}, {Text: ")\n"}},
+		Args:  []EventArg{{Type: types.S64, Offset: 8, Size: 8}},
+		Probe: g.spec.Spec.Name + g.target.Name, End: g.spec.Spec.Kind == lang.ProbeEnd}
+	rec, err := g.frame.alloc(ev.Size)
+	if err != nil {
+		return err
+	}
+	g.maps.eventMaps()
+	g.emit(storeImm64(rec, int32(ev.ID)), asm.LoadMem(asm.R1, asm.RFP, slot, asm.DWord), asm.StoreMem(asm.RFP, rec+8, asm.R1, asm.DWord))
+	g.submit(rec, ev.Size)
+	g.out.Events = append(g.out.Events, ev)
 	return nil
 }
