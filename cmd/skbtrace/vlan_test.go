@@ -91,24 +91,31 @@ func TestVlanOutOfBand(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	rows := tsharkFields(t, file, nil, "frame.interface_name", "vlan.id", "ip.dst", "udp.dstport", "udp.payload", "frame.len", "frame.cap_len", "frame.comment")
-	hops := map[string]int{}
+	hops, tagged := map[string]int{}, 0
 	for _, r := range rows {
 		m := commentRE.FindStringSubmatch(r[7])
 		if m == nil {
 			t.Fatalf("comment %q", r[7])
 		}
 		hops[r[0]+" "+m[1]]++
-		n := strconv.Itoa(14 + 4 + 20 + 8 + size)
-		if want := []string{"10", "10.200.14.2", "4761", strings.Repeat("00", size), n, n}; strings.Join(r[1:7], " ") != strings.Join(want, " ") {
+		// --filter follows the packet (track()) after v2 takes its tag
+		// off, where the filter no longer matches: those frames have none.
+		vid, n := "10", strconv.Itoa(14+4+20+8+size)
+		if m[1] == "icmp_send" || m[1] == "kfree_skb" {
+			vid, n = "", strconv.Itoa(14+20+8+size)
+		} else {
+			tagged++
+		}
+		if want := []string{vid, "10.200.14.2", "4761", strings.Repeat("00", size), n, n}; strings.Join(r[1:7], " ") != strings.Join(want, " ") {
 			t.Errorf("frame on %s: %v, want %v (%s)", r[0], r[1:7], want, r[7])
 		}
 	}
-	if hops["v1 net_dev_start_xmit"] != sent || hops["v2 netif_receive_skb"] != sent || hops["v2 kfree_skb"] != 0 {
+	if hops["v1 net_dev_start_xmit"] != sent || hops["v2 netif_receive_skb"] != sent || hops["v2 kfree_skb"] != sent {
 		t.Errorf("vlan 10 frames by device and hop: %v", hops)
 	}
 	out, err := exec.Command("tcpdump", "-r", file, "-nn", "vlan 10 and udp dst port 4761").Output()
-	if n := strings.Count(string(out), "\n"); err != nil || n != len(rows) {
-		t.Errorf("tcpdump -r 'vlan 10 and ...' read %d frames of %d (%v):\n%s", n, len(rows), err, out)
+	if n := strings.Count(string(out), "\n"); err != nil || n != tagged {
+		t.Errorf("tcpdump -r 'vlan 10 and ...' read %d frames of %d tagged (%v):\n%s", n, tagged, err, out)
 	}
 
 	code, _, errs = runCLI(t, "--filter", "udp dst port 4761 and not vlan", "-w", file, "-c", send)

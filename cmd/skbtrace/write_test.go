@@ -35,7 +35,7 @@ func tsharkFields(t *testing.T, file string, stdin []byte, fields ...string) [][
 	return rows
 }
 
-var commentRE = regexp.MustCompile(`^([a-z_0-9]+) skb=0x[0-9a-f]+ mark=0x[0-9a-f]+ netns=([0-9]+)(?: netns-name=skbt\w+)?$`)
+var commentRE = regexp.MustCompile(`^([a-z_0-9]+) skb=0x[0-9a-f]+ mark=0x[0-9a-f]+ netns=([0-9]+)(?: packet=0x[0-9a-f]+)?(?: netns-name=skbt\w+)?$`)
 
 // TestWritePcapng traces datagrams with --filter and -w, and reads the
 // file back with tshark and tcpdump: a frame per hop, each with a comment
