@@ -41,6 +41,10 @@ type FuncAttach struct {
 	// goroutine).
 	Progressive bool
 	Done        func(*AttachStats)
+	// LateHelpers attaches track()'s helpers on trampolines while
+	// tracing, after Start returns (latehelpers.go): not where a command
+	// (-c) starts once Start returns, whose packets should meet them.
+	LateHelpers bool
 }
 
 // AttachStats is what attaching skb: probes to functions came to.

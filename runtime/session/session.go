@@ -56,6 +56,11 @@ type Session struct {
 	restStop  *atomic.Bool
 	restDone  chan struct{}
 	restLinks []link.Link
+	// lateDone is closed once the helpers attaching while tracing are
+	// attached, and lateLinks are their links until then
+	// (latehelpers.go).
+	lateDone  chan struct{}
+	lateLinks []link.Link
 	// progress, when set, gets a progress line while many links attach or
 	// detach.
 	progress io.Writer
@@ -305,7 +310,14 @@ func Start(out *codegen.Output, w io.Writer, opts Options) (_ *Session, err erro
 		s.statsMu.Unlock()
 		phase.Mark("attach skb")
 	}
-	s.attachHelpers(opts.Warn)
+	if opts.Funcs != nil && opts.Funcs.LateHelpers && opts.Funcs.Backend != "" && opts.Funcs.Backend != BackendTracepoint {
+		// skb: on functions: the helpers on trampolines attach while
+		// tracing (latehelpers.go).
+		s.attachHelpers(opts.Warn, notOnTrampoline, true, &s.links)
+		s.attachHelpersLate(opts.Warn)
+	} else {
+		s.attachHelpers(opts.Warn, nil, true, &s.links)
+	}
 	phase.Mark("track helpers")
 	if err := s.runAll(codegen.AttachBegin); err != nil {
 		s.Close()
@@ -377,6 +389,7 @@ func (s *Session) Close() {
 // closed by Close.
 func (s *Session) Detach() error {
 	s.stopRest()
+	s.waitHelpers()
 	if s.stopTimers != nil {
 		close(s.stopTimers)
 		s.timers.Wait()
@@ -425,17 +438,25 @@ func (s *Session) Lost() (n uint64, buffer string) {
 	return n, buffer
 }
 
-// attachHelpers loads and attaches track()'s helpers. Each that fails is
-// a feature lost, said once, not a failed session.
-func (s *Session) attachHelpers(warn func(string, ...any)) {
+// attachHelpers loads and attaches track()'s helpers, those which
+// (nil: all) reports true for, their links going to links; with sample,
+// --sample's too. Each that fails is a feature lost, said once, not a
+// failed session. It reports how many attached.
+func (s *Session) attachHelpers(warn func(string, ...any), which func(*codegen.Program) bool, sample bool, links *[]link.Link) int {
 	if warn == nil {
 		warn = func(string, ...any) {}
 	}
 	var follow, edges, forget []string
 	var followErr, edgeErr, forgetErr error
-	s.attachUnsample(warn)
+	if sample {
+		s.attachUnsample(warn)
+	}
+	n := 0
 	for _, p := range s.out.Programs {
 		if p.Helper == "" || p.Helper == codegen.HelperEntry || p.Helper == codegen.HelperUnsample || p.Helper == codegen.HelperUnsampleFree {
+			continue
+		}
+		if which != nil && !which(p) {
 			continue
 		}
 		prog, err := s.loadHelper(p)
@@ -446,7 +467,8 @@ func (s *Session) attachHelpers(warn func(string, ...any)) {
 		}
 		switch {
 		case err == nil:
-			s.links = append(s.links, l)
+			*links = append(*links, l)
+			n++
 			if p.Helper == codegen.HelperFollow {
 				follow = append(follow, p.Prog.AttachTo)
 			}
@@ -480,6 +502,7 @@ func (s *Session) attachHelpers(warn func(string, ...any)) {
 	if len(forget) == 0 && forgetErr != nil && !errors.Is(forgetErr, os.ErrPermission) {
 		warn("track(): freed skbs are forgotten only at the free tracepoints (%v): a new skb at the address of one freed without them (a coalesced TCP segment) may be followed", forgetErr)
 	}
+	return n
 }
 
 // monotonicNow is CLOCK_MONOTONIC in nanoseconds, bpf_ktime_get_ns's clock.

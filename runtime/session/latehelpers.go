@@ -1,0 +1,61 @@
+package session
+
+import (
+	"time"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/skbtrace/skbtrace/codegen"
+)
+
+// Where skb: probes attach to functions (FuncAttach.LateHelpers: not for
+// -c's command, nor with --progressive=false), track()'s helpers on BPF
+// trampolines (fexit on the copy functions, fentry and fexit on where
+// packets are cut or merged, fentry on the frees: a --filter has some
+// twenty) attach while tracing, after the "tracing" line: each trampoline
+// costs an ftrace update of its own (some 35 ms under the VM suite's
+// emulation, most of a second for twenty, against a kprobe-multi link's
+// one update for every function). What they do is
+// follow a traced skb into its copies and pieces, and forget it where it
+// is freed past the free tracepoints; until they are attached, a packet
+// copied or cut is followed where the filter matches it, as on a kernel
+// that refuses them, and a freed skb is forgotten at the free
+// tracepoints, whose helpers (tp_btf: no trampoline) attach before.
+// Detach waits for them.
+
+// notOnTrampoline reports whether a helper attaches elsewhere than on a
+// BPF trampoline (a tp_btf on a tracepoint).
+func notOnTrampoline(p *codegen.Program) bool { return !onTrampoline(p) }
+
+// onTrampoline reports whether a helper is an fentry or fexit program.
+func onTrampoline(p *codegen.Program) bool {
+	return p.Prog.AttachType == ebpf.AttachTraceFEntry || p.Prog.AttachType == ebpf.AttachTraceFExit
+}
+
+// attachHelpersLate attaches the helpers on trampolines in the
+// background, behind the attach gate (gate.go); waitHelpers waits for it.
+func (s *Session) attachHelpersLate(warn func(string, ...any)) {
+	done := make(chan struct{})
+	s.lateDone = done
+	go func() {
+		defer close(done)
+		release := holdAttachGate()
+		defer release()
+		start := time.Now()
+		n := s.attachHelpers(warn, onTrampoline, false, &s.lateLinks)
+		if s.verbose && n > 0 {
+			warn("track(): %d helpers on trampolines attached while tracing, in %v", n, time.Since(start).Round(time.Millisecond))
+		}
+	}()
+}
+
+// waitHelpers waits for the helpers attaching while tracing, if any, and
+// takes their links.
+func (s *Session) waitHelpers() {
+	if s.lateDone == nil {
+		return
+	}
+	<-s.lateDone
+	s.links = append(s.links, s.lateLinks...)
+	s.lateLinks, s.lateDone = nil, nil
+}
