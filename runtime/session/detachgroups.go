@@ -26,7 +26,9 @@ const trampolineWorkers = 2
 // groupLinks sorts the helper's descriptors by what their removal takes:
 // trampolines (link_type tracing in the link's fdinfo) and the rest
 // (perf events of kprobes and tracepoints, kprobe-multi links, raw
-// tracepoints), each with workers of its own.
+// tracepoints), each with workers of its own. For bench/vm/teardown.sh's
+// comparisons, SKBTRACE_DETACH_WORKERS=N sets the rest's workers and
+// SKBTRACE_DETACH_SPLIT=0 closes every link in one pool, as before.
 func groupLinks(fds []int) []linkGroup {
 	tramp := linkGroup{name: "trampolines", workers: trampolineWorkers}
 	rest := linkGroup{name: "other links", workers: helperWorkers}
