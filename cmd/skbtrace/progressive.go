@@ -27,9 +27,10 @@ func setProgressive(o options, plan *pipeline.Plan) error {
 	if plan.Funcs == nil {
 		return nil
 	}
-	// track()'s helpers on trampolines attach while tracing, but for a
-	// command, whose packets should meet them, and --progressive=false.
-	plan.Funcs.LateHelpers = o.command == "" && o.progressive != "false"
+	// What the packet's main path needs not attaches while tracing
+	// (session.FuncAttach.LateWork), but for a command, whose packets
+	// should meet it all, and with --progressive=false.
+	plan.Funcs.LateWork = o.command == "" && o.progressive != "false"
 	switch o.progressive {
 	case "true":
 		plan.Funcs.Progressive = true

@@ -41,10 +41,12 @@ type FuncAttach struct {
 	// goroutine).
 	Progressive bool
 	Done        func(*AttachStats)
-	// LateHelpers attaches track()'s helpers on trampolines while
-	// tracing, after Start returns (latehelpers.go): not where a command
-	// (-c) starts once Start returns, whose packets should meet them.
-	LateHelpers bool
+	// LateWork attaches while tracing, after Start returns, what a
+	// packet's main path needs not: track()'s helpers on trampolines
+	// (latehelpers.go) and the kprobe-multi programs of none of its
+	// functions (latevariants.go). Not where a command (-c) starts once
+	// Start returns, whose packets should meet them all.
+	LateWork bool
 }
 
 // AttachStats is what attaching skb: probes to functions came to.
@@ -263,7 +265,10 @@ func (s *Session) attachFuncs(fa *FuncAttach) (*AttachStats, error) {
 		s.attachGlob(p, fa.Kprobe, st, pr)
 	}
 	for _, p := range kprobes {
-		if p.Attach.Multi {
+		switch {
+		case p.Attach.Multi && s.lateSkip[p.Name]:
+			s.lateProgs = append(s.lateProgs, p) // latevariants.go
+		case p.Attach.Multi:
 			s.attachMulti(s.coll.Programs[p.Name], funcTargets(p, fa), st, pr, p)
 		}
 	}
@@ -392,6 +397,11 @@ func (s *Session) linkFentry(p *codegen.Program, prog *ebpf.Program, st *AttachS
 // attachMulti attaches kprobe-multi links for many functions (their
 // returns, for an skbret: program).
 func (s *Session) attachMulti(prog *ebpf.Program, fns []string, st *AttachStats, pr *progress, p *codegen.Program) {
+	s.attachMultiTo(prog, fns, st, pr, p, &s.links)
+}
+
+// attachMultiTo is attachMulti, its links going to links.
+func (s *Session) attachMultiTo(prog *ebpf.Program, fns []string, st *AttachStats, pr *progress, p *codegen.Program, links *[]link.Link) {
 	attach := link.KprobeMulti
 	if p.Return {
 		attach = link.KretprobeMulti
@@ -399,7 +409,7 @@ func (s *Session) attachMulti(prog *ebpf.Program, fns []string, st *AttachStats,
 	bisect(fns, func(part []string) error {
 		l, err := attach(prog, link.KprobeMultiOptions{Symbols: part})
 		if err == nil {
-			s.links = append(s.links, l)
+			*links = append(*links, l)
 			for range part {
 				st.count(p)
 			}

@@ -4,24 +4,24 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
 
 	"github.com/skbtrace/skbtrace/codegen"
 )
 
-// Where skb: probes attach to functions (FuncAttach.LateHelpers: not for
-// -c's command, nor with --progressive=false), track()'s helpers on BPF
+// Where skb: probes attach to functions (FuncAttach.LateWork: not for -c's
+// command, nor with --progressive=false), track()'s helpers on BPF
 // trampolines (fexit on the copy functions, fentry and fexit on where
 // packets are cut or merged, fentry on the frees: a --filter has some
 // twenty) attach while tracing, after the "tracing" line: each trampoline
 // costs an ftrace update of its own (some 35 ms under the VM suite's
 // emulation, most of a second for twenty, against a kprobe-multi link's
-// one update for every function). What they do is
-// follow a traced skb into its copies and pieces, and forget it where it
-// is freed past the free tracepoints; until they are attached, a packet
-// copied or cut is followed where the filter matches it, as on a kernel
-// that refuses them, and a freed skb is forgotten at the free
-// tracepoints, whose helpers (tp_btf: no trampoline) attach before.
-// Detach waits for them.
+// one update for every function). What they do is follow a traced skb
+// into its copies and pieces, and forget it where it is freed past the
+// free tracepoints; until they are attached, a packet copied or cut is
+// followed where the filter matches it, as on a kernel that refuses them,
+// and a freed skb is forgotten at the free tracepoints, whose helpers
+// (tp_btf: no trampoline) attach before. Detach waits for them.
 
 // notOnTrampoline reports whether a helper attaches elsewhere than on a
 // BPF trampoline (a tp_btf on a tracepoint).
@@ -33,29 +33,44 @@ func onTrampoline(p *codegen.Program) bool {
 }
 
 // attachHelpersLate attaches the helpers on trampolines in the
-// background, behind the attach gate (gate.go); waitHelpers waits for it.
+// background, behind the attach gate (gate.go); waitLate waits for it.
 func (s *Session) attachHelpersLate(warn func(string, ...any)) {
-	done := make(chan struct{})
-	s.lateDone = done
-	go func() {
-		defer close(done)
-		release := holdAttachGate()
-		defer release()
+	s.late(func() {
 		start := time.Now()
-		n := s.attachHelpers(warn, onTrampoline, false, &s.lateLinks)
+		var links []link.Link
+		n := s.attachHelpers(warn, onTrampoline, false, &links)
+		s.addLateLinks(links)
 		if s.verbose && n > 0 {
 			warn("track(): %d helpers on trampolines attached while tracing, in %v", n, time.Since(start).Round(time.Millisecond))
 		}
+	})
+}
+
+// late runs work in the background, behind the attach gate; waitLate
+// waits for every such work.
+func (s *Session) late(work func()) {
+	s.lateWG.Add(1)
+	go func() {
+		defer s.lateWG.Done()
+		release := holdAttachGate()
+		defer release()
+		work()
 	}()
 }
 
-// waitHelpers waits for the helpers attaching while tracing, if any, and
-// takes their links.
-func (s *Session) waitHelpers() {
-	if s.lateDone == nil {
-		return
-	}
-	<-s.lateDone
+// addLateLinks keeps links attached in the background.
+func (s *Session) addLateLinks(links []link.Link) {
+	s.lateMu.Lock()
+	s.lateLinks = append(s.lateLinks, links...)
+	s.lateMu.Unlock()
+}
+
+// waitLate waits for the work attaching while tracing, if any, and takes
+// its links.
+func (s *Session) waitLate() {
+	s.lateWG.Wait()
+	s.lateMu.Lock()
 	s.links = append(s.links, s.lateLinks...)
-	s.lateLinks, s.lateDone = nil, nil
+	s.lateLinks = nil
+	s.lateMu.Unlock()
 }

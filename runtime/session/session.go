@@ -56,10 +56,17 @@ type Session struct {
 	restStop  *atomic.Bool
 	restDone  chan struct{}
 	restLinks []link.Link
-	// lateDone is closed once the helpers attaching while tracing are
-	// attached, and lateLinks are their links until then
-	// (latehelpers.go).
-	lateDone  chan struct{}
+	// lateWG counts the work attaching while tracing (track()'s helpers
+	// on trampolines, kprobe-multi programs off the packet's main path),
+	// and lateLinks are its links until Detach takes them (lateMu):
+	// latehelpers.go, latevariants.go.
+	lateWG sync.WaitGroup
+	// lateSkip names the programs left out of the start's load, and
+	// lateProgs are those of them that attachFuncs left for later
+	// (latevariants.go).
+	lateSkip  map[string]bool
+	lateProgs []*codegen.Program
+	lateMu    sync.Mutex
 	lateLinks []link.Link
 	// progress, when set, gets a progress line while many links attach or
 	// detach.
@@ -212,13 +219,14 @@ func Start(out *codegen.Output, w io.Writer, opts Options) (_ *Session, err erro
 	if err := checkFDs(out, opts.Funcs, true); err != nil {
 		return nil, err
 	}
-	coll, err := LoadWith(out, opts.Verbose, opts.KernelTypes)
+	lateSkip := lateVariants(out, opts.Funcs)
+	coll, err := loadSkipping(out, opts.Verbose, opts.KernelTypes, lateSkip)
 	if err != nil {
 		return nil, err
 	}
 	phase.Mark("load")
 	s := &Session{out: out, coll: coll, fmt: output.NewValues(), w: w,
-		exited: make(chan struct{}), stopTimers: make(chan struct{}), verbose: opts.Verbose, warn: opts.Warn, lateEv: &output.Late{}, ids: opts.KernelTypes}
+		exited: make(chan struct{}), stopTimers: make(chan struct{}), verbose: opts.Verbose, warn: opts.Warn, lateEv: &output.Late{}, ids: opts.KernelTypes, lateSkip: lateSkip}
 	if s.warn == nil {
 		s.warn = func(string, ...any) {}
 	}
@@ -308,9 +316,12 @@ func Start(out *codegen.Output, w io.Writer, opts Options) (_ *Session, err erro
 		s.statsMu.Lock()
 		s.stats = st
 		s.statsMu.Unlock()
+		if len(s.lateProgs) > 0 {
+			s.attachVariantsLate(s.lateProgs, opts.Funcs)
+		}
 		phase.Mark("attach skb")
 	}
-	if opts.Funcs != nil && opts.Funcs.LateHelpers && opts.Funcs.Backend != "" && opts.Funcs.Backend != BackendTracepoint {
+	if opts.Funcs != nil && opts.Funcs.LateWork && opts.Funcs.Backend != "" && opts.Funcs.Backend != BackendTracepoint {
 		// skb: on functions: the helpers on trampolines attach while
 		// tracing (latehelpers.go).
 		s.attachHelpers(opts.Warn, notOnTrampoline, true, &s.links)
@@ -389,7 +400,7 @@ func (s *Session) Close() {
 // closed by Close.
 func (s *Session) Detach() error {
 	s.stopRest()
-	s.waitHelpers()
+	s.waitLate()
 	if s.stopTimers != nil {
 		close(s.stopTimers)
 		s.timers.Wait()
