@@ -106,7 +106,7 @@ func (p *Plan) Start(w io.Writer, opts session.Options) (*session.Session, error
 	phase.Mark("setup")
 	opts.Funcs, opts.Snaplen, opts.KernelTypes = p.Funcs, p.cfg.Snaplen, p.types.typeIDs()
 	opts.Warn = func(format string, args ...any) { p.cfg.warn(fmt.Sprintf(format, args...)) }
-	if p.Funcs != nil && p.Funcs.Progressive {
+	if p.Funcs != nil && (p.Funcs.Progressive || p.Funcs.LateWork) {
 		// The rest of a progressive start: one line at the end.
 		p.Funcs.Done = func(st *session.AttachStats) {
 			for _, l := range st.Summary() {

@@ -51,11 +51,16 @@ func lateVariants(out *codegen.Output, fa *FuncAttach) map[string]bool {
 }
 
 // attachVariantsLate loads and attaches progs, kprobe-multi programs left
-// out of the start (lateVariants), in the background; their functions
-// then join FuncStats, and -v says so.
-func (s *Session) attachVariantsLate(progs []*codegen.Program, fa *FuncAttach) {
+// out of the start (lateVariants), in the background; first is what the
+// start attached, which says so as a progressive start does (Main, Rest).
+// Their functions then join FuncStats, and fa.Done gets the whole.
+func (s *Session) attachVariantsLate(progs []*codegen.Program, fa *FuncAttach, first *AttachStats) {
+	began := time.Now().Add(-first.Elapsed)
+	first.Main = first.Attached
+	for _, p := range progs {
+		first.Rest += len(funcTargets(p, fa))
+	}
 	s.late(func() {
-		start := time.Now()
 		st := &AttachStats{Backend: fa.Backend, Skipped: map[string][]string{}}
 		var links []link.Link
 		for _, p := range progs {
@@ -83,20 +88,17 @@ func (s *Session) attachVariantsLate(progs []*codegen.Program, fa *FuncAttach) {
 		}
 		s.addLateLinks(links)
 		s.statsMu.Lock()
-		if s.stats == nil {
-			s.stats = &AttachStats{Backend: fa.Backend, Skipped: map[string][]string{}}
-		}
 		all := *s.stats
 		all.Attached += st.Attached
+		all.Elapsed = time.Since(began)
 		all.Skipped = maps.Clone(all.Skipped)
 		for r, fns := range st.Skipped {
 			all.Skipped[r] = append(all.Skipped[r], fns...)
 		}
 		s.stats = &all
 		s.statsMu.Unlock()
-		if s.verbose {
-			s.warn("%d functions attached with %s in %v (%d more while tracing: %d programs of the skb's places off the packet's main path, in %v)",
-				all.Attached, all.Backend, (all.Elapsed + time.Since(start)).Round(time.Millisecond), st.Attached, len(progs), time.Since(start).Round(time.Millisecond))
+		if fa.Done != nil {
+			fa.Done(&all)
 		}
 	})
 }

@@ -316,8 +316,8 @@ func Start(out *codegen.Output, w io.Writer, opts Options) (_ *Session, err erro
 		s.statsMu.Lock()
 		s.stats = st
 		s.statsMu.Unlock()
-		if len(s.lateProgs) > 0 {
-			s.attachVariantsLate(s.lateProgs, opts.Funcs)
+		if len(s.lateProgs) > 0 && st != nil {
+			s.attachVariantsLate(s.lateProgs, opts.Funcs, st)
 		}
 		phase.Mark("attach skb")
 	}
