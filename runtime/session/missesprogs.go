@@ -1,6 +1,7 @@
 package session
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -106,9 +107,10 @@ func (s *Session) readProgramMisses(m *Misses) {
 }
 
 // eachProgram calls fn once for each program the session runs: those its
-// links run, opened by ID (an fentry program's own descriptor is closed
-// once linked), then the collection's, each program ID once. onLink, if
-// not nil, is given each link's info.
+// links run (those attached while tracing too: latehelpers.go), opened by
+// ID (an fentry program's own descriptor is closed once linked), then the
+// collection's, each program ID once. onLink, if not nil, is given each
+// link's info.
 func (s *Session) eachProgram(fn func(prog *ebpf.Program, info *ebpf.ProgramInfo), onLink func(*link.Info)) {
 	seen := map[ebpf.ProgramID]bool{}
 	visit := func(prog *ebpf.Program) {
@@ -123,7 +125,10 @@ func (s *Session) eachProgram(fn func(prog *ebpf.Program, info *ebpf.ProgramInfo
 		seen[id] = true
 		fn(prog, info)
 	}
-	for _, l := range s.links {
+	s.lateMu.Lock()
+	links := append(slices.Clip(s.links), s.lateLinks...)
+	s.lateMu.Unlock()
+	for _, l := range links {
 		info, err := l.Info()
 		if err != nil {
 			continue
