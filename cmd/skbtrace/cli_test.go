@@ -23,7 +23,7 @@ func TestCLIRejects(t *testing.T) {
 		{"--backend foo, BEGIN", []string{"--backend", "foo", "-e", "BEGIN { exit() }"}, `--backend takes auto, kprobe-multi, fentry, kprobe or tracepoint, not "foo"`},
 		{"glob matching nothing", []string{"-e", "skb:zzz* { @ = count() }"}, "cmdline:1:1: skb:zzz* matches nothing to trace"},
 		{"invalid glob", []string{"-e", "skb:[ { @ = count() }"}, `cmdline:1:1: invalid pattern "[": syntax error in pattern`},
-		{"tool without its argument", []string{"pktpath"}, "pktpath.st:19:16: $1 is not given"},
+		{"tool without its argument", []string{"pktpath"}, "pktpath.st:23:16: $1 is not given"},
 		{"script without its argument", []string{"-e", "tracepoint:skb:kfree_skb /len > $1/ { @ = count() }"}, "cmdline:1:33: $1 is not given"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
