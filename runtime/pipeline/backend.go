@@ -8,6 +8,7 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 
+	"github.com/skbtrace/skbtrace/check"
 	"github.com/skbtrace/skbtrace/codegen"
 	"github.com/skbtrace/skbtrace/internal/phase"
 	"github.com/skbtrace/skbtrace/lang"
@@ -229,8 +230,10 @@ func tracepointFallback(cfg Config, script *lang.Script, globs map[string]*lang.
 	if len(reasons) > 0 {
 		cfg.warn("no function backend works on this kernel, so skb: probes fall back to the tracepoints that carry an sk_buff. " + strings.Join(reasons, "; "))
 	}
-	for _, g := range skipped {
-		cfg.warn("skb:" + g + " matches no tracepoint that carries an sk_buff; skipped")
+	if !ignoresMissing(script) {
+		for _, g := range skipped {
+			cfg.warn("skb:" + g + " matches no tracepoint that carries an sk_buff; skipped")
+		}
 	}
 	for _, g := range slices.Sorted(maps.Keys(targets)) {
 		if len(targets[g]) > 0 {
@@ -238,4 +241,20 @@ func tracepointFallback(cfg Config, script *lang.Script, globs map[string]*lang.
 		}
 	}
 	return codegen.Options{SkbTargets: targets}, nil, nil
+}
+
+// ignoresMissing reports whether the script's config block sets
+// missing_probes = "ignore": a probe skipped here is then not said, as
+// bpftrace says nothing of a probe it skips so.
+func ignoresMissing(script *lang.Script) bool {
+	if script.Config == nil {
+		return false
+	}
+	for _, e := range script.Config.Entries {
+		k := strings.TrimPrefix(strings.ToLower(e.Key), "bpftrace_")
+		if k == "missing_probes" {
+			return e.Value == check.MissingIgnore
+		}
+	}
+	return false
 }
