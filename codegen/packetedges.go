@@ -111,15 +111,7 @@ func edgeHelpers(skb *btf.Struct) []*Program {
 // points to its value and the child's value at edgeVal is begun with its
 // packet, R6 as the parent, and kind.
 func parentInsns(kind uint8) asm.Instructions {
-	return asm.Instructions{
-		asm.StoreMem(asm.RFP, edgeKey, asm.R6, asm.DWord),
-		asm.LoadMapPtr(asm.R1, 0).WithReference(TrackedMap),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, edgeKey),
-		asm.FnMapLookupElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, "done"),
-		asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
-		asm.JNE.Imm(asm.R1, trackFollowed, "done"),
+	return append(followedInsns(),
 		asm.Mov.Reg(asm.R9, asm.R0),
 		storeImm64(edgeVal, trackFollowed),
 		storeImm64(edgeVal+8, 0),
@@ -128,7 +120,29 @@ func parentInsns(kind uint8) asm.Instructions {
 		asm.StoreMem(asm.RFP, edgeVal+trackPacketOff, asm.R1, asm.DWord),
 		asm.StoreMem(asm.RFP, edgeVal+trackPacketOff+8, asm.R6, asm.DWord),
 		storeImm64(edgeVal+trackPacketOff+16, int32(kind)),
+	)
+}
+
+// lookupTrackedInsns look up the skb in reg in track()'s map: R0 its
+// value, or 0.
+func lookupTrackedInsns(reg asm.Register) asm.Instructions {
+	return asm.Instructions{
+		asm.StoreMem(asm.RFP, edgeKey, reg, asm.DWord),
+		asm.LoadMapPtr(asm.R1, 0).WithReference(TrackedMap),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, edgeKey),
+		asm.FnMapLookupElem.Call(),
 	}
+}
+
+// followedInsns look up the skb in R6: not followed, to done; followed, R0
+// points to its value.
+func followedInsns() asm.Instructions {
+	return append(lookupTrackedInsns(asm.R6),
+		asm.JEq.Imm(asm.R0, 0, "done"),
+		asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
+		asm.JNE.Imm(asm.R1, trackFollowed, "done"),
+	)
 }
 
 // joinInsns write the child value at edgeVal under the key in R8, with the
@@ -244,21 +258,14 @@ func fragmentInsns(child asm.Instructions, chained bool) asm.Instructions {
 // one of the fragments: the kernel morphs the last to arrive into the
 // head), its edge says reassembled.
 func reassembledInsns() asm.Instructions {
-	return asm.Instructions{
-		asm.LoadMem(asm.R6, asm.R1, 8, asm.DWord),
-		asm.StoreMem(asm.RFP, edgeKey, asm.R6, asm.DWord),
-		asm.LoadMapPtr(asm.R1, 0).WithReference(TrackedMap),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, edgeKey),
-		asm.FnMapLookupElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, "done"),
-		asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
-		asm.JNE.Imm(asm.R1, trackFollowed, "done"),
+	insns := asm.Instructions{asm.LoadMem(asm.R6, asm.R1, 8, asm.DWord)}
+	insns = append(insns, followedInsns()...)
+	return append(insns,
 		asm.Mov.Imm(asm.R1, EdgeReassembled),
 		asm.StoreMem(asm.R0, trackPacketOff+16, asm.R1, asm.DWord),
 		asm.Mov.Imm(asm.R0, 0).WithSymbol("done"),
 		asm.Return(),
-	}
+	)
 }
 
 // mergedInsns: fentry of skb_gro_receive(p, skb) and
@@ -276,12 +283,10 @@ func mergedInsns() asm.Instructions {
 		asm.StoreMem(asm.R9, trackPacketOff+8, asm.R8, asm.DWord),
 		asm.Mov.Imm(asm.R1, EdgeMerged),
 		asm.StoreMem(asm.R9, trackPacketOff+16, asm.R1, asm.DWord),
-		// The head, unless followed already.
-		asm.StoreMem(asm.RFP, edgeKey, asm.R8, asm.DWord),
-		asm.LoadMapPtr(asm.R1, 0).WithReference(TrackedMap),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, edgeKey),
-		asm.FnMapLookupElem.Call(),
+	)
+	// The head, unless followed already.
+	insns = append(insns, lookupTrackedInsns(asm.R8)...)
+	insns = append(insns,
 		asm.JNE.Imm(asm.R0, 0, "done"),
 		asm.Mov.Imm(asm.R1, 0),
 		asm.Mov.Imm(asm.R2, 0),
@@ -297,16 +302,9 @@ func mergedInsns() asm.Instructions {
 // UDP destination port, its parent field the 24 bits after the tunnel
 // header's first 4 bytes (the VNI of vxlan and geneve alike).
 func encapInsns(data int32) asm.Instructions {
-	return asm.Instructions{
-		asm.LoadMem(asm.R6, asm.R1, 8, asm.DWord),
-		asm.StoreMem(asm.RFP, edgeKey, asm.R6, asm.DWord),
-		asm.LoadMapPtr(asm.R1, 0).WithReference(TrackedMap),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, edgeKey),
-		asm.FnMapLookupElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, "done"),
-		asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
-		asm.JNE.Imm(asm.R1, trackFollowed, "done"),
+	insns := asm.Instructions{asm.LoadMem(asm.R6, asm.R1, 8, asm.DWord)}
+	insns = append(insns, followedInsns()...)
+	return append(insns,
 		asm.Mov.Reg(asm.R9, asm.R0),
 		// skb->data, then the UDP header and the tunnel's first 8 bytes.
 		asm.Mov.Reg(asm.R1, asm.RFP),
@@ -333,7 +331,7 @@ func encapInsns(data int32) asm.Instructions {
 		asm.StoreMem(asm.R9, trackPacketOff+16, asm.R1, asm.DWord),
 		asm.Mov.Imm(asm.R0, 0).WithSymbol("done"),
 		asm.Return(),
-	}
+	)
 }
 
 // EdgesMissed says, once, which splits and merges of a packet are not
