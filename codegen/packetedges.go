@@ -126,13 +126,7 @@ func parentInsns(kind uint8) asm.Instructions {
 // lookupTrackedInsns look up the skb in reg in track()'s map: R0 its
 // value, or 0.
 func lookupTrackedInsns(reg asm.Register) asm.Instructions {
-	return asm.Instructions{
-		asm.StoreMem(asm.RFP, edgeKey, reg, asm.DWord),
-		asm.LoadMapPtr(asm.R1, 0).WithReference(TrackedMap),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, edgeKey),
-		asm.FnMapLookupElem.Call(),
-	}
+	return append(trackedKeyInsns(reg, edgeKey), asm.FnMapLookupElem.Call())
 }
 
 // followedInsns look up the skb in R6: not followed, to done; followed, R0

@@ -32,31 +32,20 @@ func slabFreeHelper(skb *btf.Struct) (*Program, error) {
 		insns = append(insns,
 			asm.LoadMem(asm.R6, asm.R9, 8, asm.DWord).WithSymbol(fmt.Sprintf("at%d", i)),
 			asm.Add.Imm(asm.R6, at),
-			asm.StoreMem(asm.RFP, key, asm.R6, asm.DWord),
-			asm.LoadMapPtr(asm.R1, 0).WithReference(TrackedMap),
-			asm.Mov.Reg(asm.R2, asm.RFP),
-			asm.Add.Imm(asm.R2, int32(key)),
+		)
+		insns = append(insns, trackedKeyInsns(asm.R6, key)...)
+		insns = append(insns,
 			asm.FnMapLookupElem.Call(),
 			asm.JEq.Imm(asm.R0, 0, next),
 			asm.Mov.Reg(asm.R7, asm.R0),
 			asm.LoadMem(asm.R1, asm.R7, 0, asm.Word),
 			asm.JNE.Imm(asm.R1, trackFollowed, next),
-			asm.StoreImm(asm.R7, 0, trackEnded, asm.Word),
 		)
-		for _, m := range trackPrint {
-			off, err := skbOffset(skb, m.member)
-			if err != nil {
-				return nil, err
-			}
-			insns = append(insns,
-				asm.Mov.Reg(asm.R1, asm.R7),
-				asm.Add.Imm(asm.R1, int32(m.off)),
-				asm.Mov.Imm(asm.R2, int32(m.size.Sizeof())),
-				asm.Mov.Reg(asm.R3, asm.R6),
-				asm.Add.Imm(asm.R3, off),
-				asm.FnProbeReadKernel.Call(),
-			)
+		ended, err := endedInsns(skb)
+		if err != nil {
+			return nil, err
 		}
+		insns = append(insns, ended...)
 		insns = append(insns, asm.Mov.Reg(asm.R0, asm.R0).WithSymbol(next))
 	}
 	insns = append([]asm.Instruction{asm.Mov.Reg(asm.R9, asm.R1)}, insns...)

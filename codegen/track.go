@@ -215,14 +215,7 @@ func (g *gen) trackGate(body string) error {
 // trackHelpers builds the programs that keep the tracked map right.
 func trackHelpers(out *Output, skb *btf.Struct) error {
 	key, val := int16(-8), int16(-8-trackValueSize)
-	lookupKey := func(reg asm.Register) asm.Instructions {
-		return asm.Instructions{
-			asm.StoreMem(asm.RFP, key, reg, asm.DWord),
-			asm.LoadMapPtr(asm.R1, 0).WithReference(TrackedMap),
-			asm.Mov.Reg(asm.R2, asm.RFP),
-			asm.Add.Imm(asm.R2, int32(key)),
-		}
-	}
+	lookupKey := func(reg asm.Register) asm.Instructions { return trackedKeyInsns(reg, key) }
 	ends := append(append([]string{}, freeTracepoints...), trackEnds...)
 	for i, tp := range ends {
 		// tp_btf, or fentry on trackEnds: args[0] is the skb. A followed
@@ -234,22 +227,12 @@ func trackHelpers(out *Output, skb *btf.Struct) error {
 			asm.FnMapLookupElem.Call(),
 			asm.JEq.Imm(asm.R0, 0, "done"),
 			asm.Mov.Reg(asm.R7, asm.R0),
-			asm.StoreImm(asm.R7, 0, trackEnded, asm.Word),
 		)
-		for _, m := range trackPrint {
-			off, err := skbOffset(skb, m.member)
-			if err != nil {
-				return err
-			}
-			insns = append(insns,
-				asm.Mov.Reg(asm.R1, asm.R7),
-				asm.Add.Imm(asm.R1, int32(m.off)),
-				asm.Mov.Imm(asm.R2, int32(m.size.Sizeof())),
-				asm.Mov.Reg(asm.R3, asm.R6),
-				asm.Add.Imm(asm.R3, off),
-				asm.FnProbeReadKernel.Call(),
-			)
+		ended, err := endedInsns(skb)
+		if err != nil {
+			return err
 		}
+		insns = append(insns, ended...)
 		insns = append(insns, asm.Mov.Imm(asm.R0, 0).WithSymbol("done"), asm.Return())
 		if i >= len(freeTracepoints) {
 			name := "forget_" + tp
@@ -304,4 +287,36 @@ func trackHelpers(out *Output, skb *btf.Struct) error {
 	}
 	out.Programs = append(out.Programs, edgeHelpers(skb)...)
 	return nil
+}
+
+// trackedKeyInsns store the skb in reg at the frame's key and set R1 and
+// R2 for a call on track()'s map with it.
+func trackedKeyInsns(reg asm.Register, key int16) asm.Instructions {
+	return asm.Instructions{
+		asm.StoreMem(asm.RFP, key, reg, asm.DWord),
+		asm.LoadMapPtr(asm.R1, 0).WithReference(TrackedMap),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, int32(key)),
+	}
+}
+
+// endedInsns mark the followed skb whose value R7 points to ended, with
+// its fingerprint (trackPrint) read from the skb in R6 into the value.
+func endedInsns(skb *btf.Struct) (asm.Instructions, error) {
+	insns := asm.Instructions{asm.StoreImm(asm.R7, 0, trackEnded, asm.Word)}
+	for _, m := range trackPrint {
+		off, err := skbOffset(skb, m.member)
+		if err != nil {
+			return nil, err
+		}
+		insns = append(insns,
+			asm.Mov.Reg(asm.R1, asm.R7),
+			asm.Add.Imm(asm.R1, int32(m.off)),
+			asm.Mov.Imm(asm.R2, int32(m.size.Sizeof())),
+			asm.Mov.Reg(asm.R3, asm.R6),
+			asm.Add.Imm(asm.R3, off),
+			asm.FnProbeReadKernel.Call(),
+		)
+	}
+	return insns, nil
 }
