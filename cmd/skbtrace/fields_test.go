@@ -2,20 +2,16 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
-	"github.com/cilium/ebpf/link"
-	"golang.org/x/sys/unix"
 )
 
 // TestTCPHeaderFields sends a hand-made TCP segment to a closed loopback
@@ -86,47 +82,13 @@ tracepoint:net:net_dev_queue /dev == "v1" && dport == %d/ { print(vlan, dport) }
 // tags every packet with VLAN id vid.
 func pushVlan(t *testing.T, ns, dev string, vid int32) {
 	t.Helper()
-	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.SchedCLS, License: "GPL", Instructions: asm.Instructions{
+	tcAttach(t, ns, dev, ebpf.AttachTCXEgress, asm.Instructions{
 		asm.Mov.Imm(asm.R2, 0x0081), // htons(ETH_P_8021Q)
 		asm.Mov.Imm(asm.R3, vid),
 		asm.FnSkbVlanPush.Call(),
 		asm.Mov.Imm(asm.R0, 0), // TCX_PASS
 		asm.Return(),
-	}})
-	if err != nil {
-		t.Fatalf("load the VLAN tagging program: %v", err)
-	}
-	t.Cleanup(func() { prog.Close() })
-	errc := make(chan error, 1)
-	go func() {
-		// The attach happens in ns; the thread is not given back.
-		runtime.LockOSThread()
-		target, err := os.Open("/run/netns/" + ns)
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer target.Close()
-		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
-			errc <- fmt.Errorf("setns %s: %w", ns, err)
-			return
-		}
-		iface, err := net.InterfaceByName(dev)
-		if err != nil {
-			errc <- err
-			return
-		}
-		l, err := link.AttachTCX(link.TCXOptions{Interface: iface.Index, Program: prog, Attach: ebpf.AttachTCXEgress})
-		if err != nil {
-			errc <- fmt.Errorf("attach tcx to %s: %w", dev, err)
-			return
-		}
-		t.Cleanup(func() { l.Close() })
-		errc <- nil
-	}()
-	if err := <-errc; err != nil {
-		t.Fatal(err)
-	}
+	})
 }
 
 // TestGSOFields sends TCP data over veth: the GSO packets at v1's transmit

@@ -34,7 +34,10 @@ func TestPodmanNames(t *testing.T) {
 	web := runPodnet(t, image, "skbt-web", "udp-serve", fmt.Sprint(webPort))
 	cli := runPodnet(t, image, "skbt-cli", "sleep")
 	other := runPodnet(t, image, "skbt-other", "udp-serve", fmt.Sprint(webPort))
-	hostNetns := nsInode(t, "/proc/self/ns/net")
+	// The namespace podman's veths are in: this thread's. (The main
+	// thread's, /proc/self, is wrong if a test ever left it wedged in
+	// another namespace; tcAttach no longer does.)
+	hostNetns := nsInode(t, "/proc/thread-self/ns/net")
 	t.Logf("web %+v\ncli %+v\nother %+v\nhost netns %d", *web, *cli, *other, hostNetns)
 	toWeb := fmt.Sprintf("%s:%d", web.IP, webPort)
 	udpToWeb := fmt.Sprintf(`skb:* /l4proto == udp && dport == %d/ { print(dev, netns, pod, container, saddr, daddr) }`, webPort)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -36,7 +37,11 @@ func vlanPair(t *testing.T, n int) (ns1, ns2 string) {
 }
 
 // tcAttach attaches a tc program to dev in the namespace ns for the
-// test's duration.
+// test's duration. The attach runs on a thread of its own that enters ns
+// and goes back; if it cannot go back, the thread stays locked and ends
+// with its goroutine. (A thread that ends locked may be the process's main
+// one, which Go keeps, wedged: left in ns, it would be what
+// /proc/self/ns/net says for the rest of the test binary.)
 func tcAttach(t *testing.T, ns, dev string, where ebpf.AttachType, insns asm.Instructions) {
 	t.Helper()
 	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.SchedCLS, License: "GPL", Instructions: insns})
@@ -44,34 +49,47 @@ func tcAttach(t *testing.T, ns, dev string, where ebpf.AttachType, insns asm.Ins
 		t.Fatalf("tc program: %v", err)
 	}
 	defer prog.Close()
-	runtime.LockOSThread()
-	orig, err := os.Open("/proc/thread-self/ns/net")
-	if err != nil {
-		t.Fatal(err)
+	type result struct {
+		l   link.Link
+		err error
 	}
-	defer orig.Close()
-	target, err := os.Open("/var/run/netns/" + ns)
-	if err != nil {
-		t.Fatal(err)
+	done := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		orig, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		defer orig.Close()
+		target, err := os.Open("/var/run/netns/" + ns)
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		defer target.Close()
+		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
+			done <- result{err: fmt.Errorf("setns %s: %w", ns, err)}
+			return
+		}
+		var r result
+		iface, err := net.InterfaceByName(dev)
+		if err == nil {
+			r.l, err = link.AttachTCX(link.TCXOptions{Interface: iface.Index, Program: prog, Attach: where})
+		}
+		if err != nil {
+			r.err = fmt.Errorf("tcx on %s in %s: %w", dev, ns, err)
+		}
+		if unix.Setns(int(orig.Fd()), unix.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread()
+		}
+		done <- r
+	}()
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
 	}
-	defer target.Close()
-	if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
-		t.Fatal(err)
-	}
-	iface, ierr := net.InterfaceByName(dev)
-	var l link.Link
-	if ierr == nil {
-		l, ierr = link.AttachTCX(link.TCXOptions{Interface: iface.Index, Program: prog, Attach: where})
-	}
-	if err := unix.Setns(int(orig.Fd()), unix.CLONE_NEWNET); err != nil {
-		// The thread stays locked: it ends with the test's goroutine.
-		t.Fatal(err)
-	}
-	runtime.UnlockOSThread()
-	if ierr != nil {
-		t.Fatalf("tcx on %s in %s: %v", dev, ns, ierr)
-	}
-	t.Cleanup(func() { l.Close() })
+	t.Cleanup(func() { r.l.Close() })
 }
 
 // TestVlanOutOfBand sends datagrams tagged out of band between the
