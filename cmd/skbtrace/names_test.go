@@ -92,7 +92,7 @@ func TestNetnsFilterFollowsNewNamespace(t *testing.T) {
 	const ns, port = "skbt32late", 4932
 	exec.Command("ip", "netns", "del", ns).Run()
 	t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
-	host, err := os.Readlink("/proc/self/ns/net")
+	host, err := os.Readlink("/proc/thread-self/ns/net")
 	if err != nil {
 		t.Fatal(err)
 	}
