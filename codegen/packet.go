@@ -28,7 +28,7 @@ const (
 	EdgeReassembled = 6 // the datagram reassembled from fragments
 	EdgeMerged      = 7 // GRO merged it into the skb its parent field names
 	EdgeGROHead     = 8 // a GRO head a followed skb was merged into
-	EdgeEncap       = 9 // put in a UDP tunnel: index the port, parent the VNI
+	EdgeEncap       = 9 // put in a tunnel: UDP, index the port, parent the VNI; IP (index 0), count the outer protocol
 )
 
 // The packet's fields in the tracked map's value and in a print record

@@ -14,7 +14,8 @@ import (
 
 // HelperEdge are the programs that join the skbs a followed packet is cut
 // into, or put back together as, to its logical packet: GSO segments, IP
-// fragments, the reassembled datagram. Each is an fentry or fexit program;
+// fragments, the reassembled datagram, GRO merges, tunnel
+// encapsulations. Each is an fentry or fexit program;
 // where the kernel refuses them (or lacks the function) the runtime says
 // once what is not followed.
 const HelperEdge = "edge"
@@ -39,6 +40,7 @@ var EdgeFuncs = []EdgeFunc{
 	{"inet_frag_reasm_finish", EdgeReassembled},
 	{"skb_gro_receive", EdgeMerged}, {"skb_gro_receive_list", EdgeMerged},
 	{"udp_set_csum", EdgeEncap}, {"udp6_set_csum", EdgeEncap},
+	{"iptunnel_handle_offloads", EdgeEncap},
 }
 
 // The frame of an edge helper.
@@ -101,6 +103,10 @@ func edgeHelpers(skb *btf.Struct) []*Program {
 		case "udp_set_csum", "udp6_set_csum":
 			if data, err := skbOffset(skb, "data"); err == nil {
 				add(i, fn, ebpf.AttachTraceFEntry, encapInsns(data))
+			}
+		case "iptunnel_handle_offloads":
+			if protocol, err := skbOffset(skb, "protocol"); err == nil {
+				add(i, fn, ebpf.AttachTraceFEntry, ipTunnelInsns(protocol))
 			}
 		}
 	}
@@ -343,6 +349,7 @@ func EdgesMissed(attached []string, err error) string {
 		{"reassembled datagrams", []string{"inet_frag_reasm_finish"}},
 		{"GRO merges", []string{"skb_gro_receive"}},
 		{"UDP tunnel encapsulations", []string{"udp_set_csum"}},
+		{"IP tunnel encapsulations", []string{"iptunnel_handle_offloads"}},
 	} {
 		ok := false
 		for _, f := range what.funcs {

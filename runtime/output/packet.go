@@ -44,6 +44,33 @@ func tunnelName(port uint16) string {
 	return ""
 }
 
+// ipTunnelName names an IP tunnel by its encap edge's count: the outer
+// header's protocol, and codegen.TunnelOuter6 where that header is IPv6
+// (Linux's ip6tnl modes ip4ip6 and ip6ip6; its gre and ip6gre alike).
+func ipTunnelName(count uint16) string {
+	outer6 := count&codegen.TunnelOuter6 != 0
+	switch count & 0xff {
+	case 47:
+		return "gre"
+	case 4:
+		if outer6 {
+			return "ip4ip6"
+		}
+		return "ipip"
+	case 41:
+		if outer6 {
+			return "ip6ip6"
+		}
+		return "sit"
+	case 137:
+		if outer6 {
+			return "mplsip6"
+		}
+		return "mplsip"
+	}
+	return ""
+}
+
 // recordPacket returns a record's logical packet, its parent skb and its
 // edge word; 0 where the record has none.
 func recordPacket(ev *codegen.Event, b []byte) (id, parent, edge uint64) {
@@ -110,8 +137,15 @@ func appendEdgeText(dst []byte, skb, parent, edge uint64) []byte {
 	case codegen.EdgeMerged:
 		return hex(append(hex(dst, skb), " merged into "...), parent)
 	case codegen.EdgeEncap:
-		// "0xS encapsulated in vxlan 42": parent is the VNI, index the port.
+		// "0xS encapsulated in vxlan 42": parent is the VNI, index the port;
+		// "0xS encapsulated in gre": an IP tunnel, no port.
 		dst = append(hex(dst, skb), " encapsulated in "...)
+		if e.Index == 0 {
+			if name := ipTunnelName(e.Count); name != "" {
+				return append(dst, name...)
+			}
+			return strconv.AppendUint(append(dst, "IP protocol "...), uint64(e.Count&0xff), 10)
+		}
 		if name := tunnelName(e.Index); name != "" {
 			return strconv.AppendUint(append(dst, name+" "...), parent, 10)
 		}
@@ -128,6 +162,13 @@ func appendEdgeText(dst []byte, skb, parent, edge uint64) []byte {
 func appendEdgeJSON(dst []byte, parent, edge uint64) []byte {
 	e := codegen.DecodeEdge(edge)
 	dst = append(dst, `,"edge":{`...)
+	if e.Kind == codegen.EdgeEncap && e.Index == 0 {
+		dst = strconv.AppendUint(append(dst, `"kind":"encap","proto":`...), uint64(e.Count&0xff), 10)
+		if name := ipTunnelName(e.Count); name != "" {
+			dst = append(dst, `,"tunnel":"`+name+`"`...)
+		}
+		return append(dst, '}')
+	}
 	if e.Kind == codegen.EdgeEncap {
 		dst = strconv.AppendUint(append(dst, `"kind":"encap","port":`...), uint64(e.Index), 10)
 		if name := tunnelName(e.Index); name != "" {

@@ -140,19 +140,30 @@ func TestEventJSONPacket(t *testing.T) {
 }
 
 // TestTimelinePacketEncap: a followed skb put in vxlan 42 (its edge then
-// encap, the port as index, the VNI as parent) says so once, in text and
-// JSON, in its one block; a port that is no known tunnel's is named.
+// encap, the port as index, the VNI as parent) or in an IP tunnel (index
+// 0, the outer protocol as count) says so once, in text and JSON, in its
+// one block; a port or protocol that is no known tunnel's is named.
 func TestTimelinePacketEncap(t *testing.T) {
 	events := compilePrinter(t, `tracepoint:net:net_dev_queue { track(); print(len) }`)
 	ev := events[0]
+	udp := func(port uint64) uint64 { return codegen.EdgeEncap | port<<32 }
+	ip := func(count uint64) uint64 { return codegen.EdgeEncap | count<<48 }
 	for _, c := range []struct {
-		json bool
-		port uint64
-		want string
+		json         bool
+		parent, edge uint64
+		want         string
 	}{
-		{false, 4789, "us  0xa00 encapsulated in vxlan 42\n"},
-		{false, 9999, "us  0xa00 encapsulated in UDP port 9999\n"},
-		{true, 6081, `"edge":{"kind":"encap","port":6081,"tunnel":"geneve","vni":42}`},
+		{false, 42, udp(4789), "us  0xa00 encapsulated in vxlan 42\n"},
+		{false, 42, udp(9999), "us  0xa00 encapsulated in UDP port 9999\n"},
+		{true, 42, udp(6081), `"edge":{"kind":"encap","port":6081,"tunnel":"geneve","vni":42}`},
+		{false, 0, ip(47), "us  0xa00 encapsulated in gre\n"},
+		{false, 0, ip(4), "us  0xa00 encapsulated in ipip\n"},
+		{false, 0, ip(41), "us  0xa00 encapsulated in sit\n"},
+		{false, 0, ip(41 | codegen.TunnelOuter6), "us  0xa00 encapsulated in ip6ip6\n"},
+		{false, 0, ip(0), "us  0xa00 encapsulated in IP protocol 0\n"},
+		{true, 0, ip(47 | codegen.TunnelOuter6), `"edge":{"kind":"encap","proto":47,"tunnel":"gre"}`},
+		{true, 0, ip(4 | codegen.TunnelOuter6), `"edge":{"kind":"encap","proto":4,"tunnel":"ip4ip6"}`},
+		{true, 0, ip(0), `"edge":{"kind":"encap","proto":0}`},
 	} {
 		p := newPrinter(nil, events, NewValues())
 		tl := newTimeline(p.boot, c.json)
@@ -168,8 +179,8 @@ func TestTimelinePacketEncap(t *testing.T) {
 			return b
 		}
 		tl.add(p, ev, rec(1_000, 0, codegen.EdgeOrigin))
-		tl.add(p, ev, rec(2_000, 42, codegen.EdgeEncap|c.port<<32))
-		tl.add(p, ev, rec(3_000, 42, codegen.EdgeEncap|c.port<<32))
+		tl.add(p, ev, rec(2_000, c.parent, c.edge))
+		tl.add(p, ev, rec(3_000, c.parent, c.edge))
 		got := string(tl.flush(nil, time.Now().Add(time.Hour), true))
 		if strings.Count(got, c.want) != 1 || strings.Count(got, "encap") != 1 {
 			t.Errorf("json %v: want one %q in\n%s", c.json, c.want, got)
