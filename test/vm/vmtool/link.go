@@ -13,13 +13,15 @@ import (
 
 // link makes the network devices busybox's ip cannot: a veth pair whose
 // peer is in another network namespace (a file, as `unshare --net=FILE`
-// leaves one), and VXLAN and Geneve devices with their VNI, remote and
-// local addresses and UDP port (busybox makes them with none), over
-// rtnetlink as iproute2 sends it.
+// leaves one), VXLAN and Geneve devices with their VNI, remote and local
+// addresses (IPv4 or IPv6) and UDP port (busybox makes them with none),
+// and IP tunnels over rtnetlink (busybox's ip tunnel needs the fallback
+// devices' ioctls), as iproute2 sends them.
 //
 //	vmtool link add NAME type veth peer PEER [netns FILE]
 //	vmtool link add NAME type vxlan id VNI remote ADDR [local ADDR] [dstport PORT]
 //	vmtool link add NAME type geneve id VNI remote ADDR [dstport PORT]
+//	vmtool link add NAME type gre|ip6gre|ipip|sit|ip6tnl remote ADDR local ADDR
 func link(args []string) int {
 	if len(args) < 4 || args[0] != "add" || args[2] != "type" {
 		return linkUsage()
@@ -48,7 +50,7 @@ func link(args []string) int {
 }
 
 func linkUsage() int {
-	fmt.Fprintln(os.Stderr, "usage: vmtool link add NAME type veth peer PEER [netns FILE] | vmtool link add NAME type vxlan|geneve id VNI remote ADDR [local ADDR] [dstport PORT]")
+	fmt.Fprintln(os.Stderr, "usage: vmtool link add NAME type veth peer PEER [netns FILE] | vmtool link add NAME type vxlan|geneve id VNI remote ADDR [local ADDR] [dstport PORT] | vmtool link add NAME type gre|ip6gre|ipip|sit|ip6tnl remote ADDR local ADDR")
 	return 2
 }
 
@@ -62,15 +64,22 @@ const (
 	iflaInfoData = 2
 	vethInfoPeer = 1
 
-	iflaVxlanID    = 1
-	iflaVxlanGroup = 2 // the remote address, unicast or multicast
-	iflaVxlanLocal = 4
-	iflaVxlanPort  = 15
-	iflaGeneveID   = 1
-	iflaGeneveRmt  = 2
-	iflaGenevePort = 5
-	vxlanPortIANA  = 4789
-	genevePortIANA = 6081
+	iflaVxlanID     = 1
+	iflaVxlanGroup  = 2 // the remote address, unicast or multicast
+	iflaVxlanLocal  = 4
+	iflaVxlanPort   = 15
+	iflaVxlanGroup6 = 16
+	iflaVxlanLocal6 = 17
+	iflaGeneveID    = 1
+	iflaGeneveRmt   = 2
+	iflaGenevePort  = 5
+	iflaGeneveRmt6  = 7
+	iflaGreLocal    = 6
+	iflaGreRemote   = 7
+	iflaIptunLocal  = 2
+	iflaIptunRemote = 3
+	vxlanPortIANA   = 4789
+	genevePortIANA  = 6081
 )
 
 // ifinfomsg is an empty struct ifinfomsg: family, type, index, flags.
@@ -78,12 +87,17 @@ func ifinfomsg() []byte { return make([]byte, 16) }
 
 // linkData is IFLA_INFO_DATA of a kind of device.
 func linkData(kind string, opts map[string]string) ([]byte, error) {
-	addr := func(key string) ([]byte, error) {
-		ip := net.ParseIP(opts[key]).To4()
+	// addr is an IPv4 address's 4 bytes or an IPv6 address's 16, and
+	// the attribute of its family: v4 or v6.
+	addr := func(key string, v4, v6 uint16) ([]byte, uint16, error) {
+		ip := net.ParseIP(opts[key])
 		if ip == nil {
-			return nil, fmt.Errorf("%s %q is not an IPv4 address", key, opts[key])
+			return nil, 0, fmt.Errorf("%s %q is not an IP address", key, opts[key])
 		}
-		return ip, nil
+		if ip4 := ip.To4(); ip4 != nil {
+			return ip4, v4, nil
+		}
+		return ip, v6, nil
 	}
 	num := func(key string, def, max uint64) (uint64, error) {
 		s, ok := opts[key]
@@ -124,32 +138,55 @@ func linkData(kind string, opts map[string]string) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		remote, err := addr("remote")
-		if err != nil {
-			return nil, err
-		}
 		if kind == "geneve" {
+			remote, typ, err := addr("remote", iflaGeneveRmt, iflaGeneveRmt6)
+			if err != nil {
+				return nil, err
+			}
 			port, err := num("dstport", genevePortIANA, 0xffff)
 			if err != nil {
 				return nil, err
 			}
-			return append(append(u32(iflaGeneveID, id), nl.Attr(iflaGeneveRmt, remote)...), be16(iflaGenevePort, port)...), nil
+			return append(append(u32(iflaGeneveID, id), nl.Attr(typ, remote)...), be16(iflaGenevePort, port)...), nil
+		}
+		remote, typ, err := addr("remote", iflaVxlanGroup, iflaVxlanGroup6)
+		if err != nil {
+			return nil, err
 		}
 		port, err := num("dstport", vxlanPortIANA, 0xffff)
 		if err != nil {
 			return nil, err
 		}
-		b := append(append(u32(iflaVxlanID, id), nl.Attr(iflaVxlanGroup, remote)...), be16(iflaVxlanPort, port)...)
+		b := append(append(u32(iflaVxlanID, id), nl.Attr(typ, remote)...), be16(iflaVxlanPort, port)...)
 		if _, ok := opts["local"]; ok {
-			local, err := addr("local")
+			local, typ, err := addr("local", iflaVxlanLocal, iflaVxlanLocal6)
 			if err != nil {
 				return nil, err
 			}
-			b = append(b, nl.Attr(iflaVxlanLocal, local)...)
+			b = append(b, nl.Attr(typ, local)...)
+		}
+		return b, nil
+	case "gre", "ip6gre", "ipip", "sit", "ip6tnl":
+		// The addresses' attributes are the same for either family:
+		// the kind says which the device takes.
+		local, remote := uint16(iflaIptunLocal), uint16(iflaIptunRemote)
+		if kind == "gre" || kind == "ip6gre" {
+			local, remote = iflaGreLocal, iflaGreRemote
+		}
+		var b []byte
+		for _, a := range []struct {
+			key string
+			typ uint16
+		}{{"local", local}, {"remote", remote}} {
+			ip, _, err := addr(a.key, a.typ, a.typ)
+			if err != nil {
+				return nil, err
+			}
+			b = append(b, nl.Attr(a.typ, ip)...)
 		}
 		return b, nil
 	}
-	return nil, fmt.Errorf("not a kind vmtool makes (veth, vxlan, geneve)")
+	return nil, fmt.Errorf("not a kind vmtool makes (veth, vxlan, geneve, gre, ip6gre, ipip, sit, ip6tnl)")
 }
 
 // rtnlSend sends one rtnetlink request and waits for its ack.

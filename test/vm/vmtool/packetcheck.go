@@ -26,6 +26,8 @@ type packetBlock struct {
 			Parent string `json:"parent"`
 			Tunnel string `json:"tunnel"`
 			VNI    int    `json:"vni"`
+			Port   int    `json:"port"`
+			Proto  *int   `json:"proto"`
 		} `json:"edge"`
 	} `json:"hops"`
 }
@@ -37,7 +39,10 @@ type packetBlock struct {
 // segment's 1 to n of the same n, a fragment chain's from 1 or 2 up with
 // no gap; a merge's head one of the block's skbs; a reassembled
 // datagram in the block of its fragments. -segments, -fragments,
-// -merges and -reassembled are the least of each that must be there.
+// -merges and -reassembled are the least of each that must be there;
+// -encap the tunnels some skb must say it was put in (a UDP tunnel with
+// its VNI, "vxlan 42"; an IP tunnel by its name, "gre"), -devs the
+// devices one packet's block (with -each, every packet's) has hops on.
 // It returns the exit status.
 func packetCheck(args []string) int {
 	fs := flag.NewFlagSet("packetcheck", flag.ExitOnError)
@@ -48,10 +53,11 @@ func packetCheck(args []string) int {
 	blocks := fs.Int("blocks", 0, "exactly this many blocks with a split (0: any)")
 	packets := fs.Int("packets", 0, "exactly this many packets' blocks (0: any)")
 	devs := fs.String("devs", "", "devices (comma-separated) that one packet's block must each have a hop on: overlay and underlay")
-	encap := fs.String("encap", "", "TUNNEL VNI (vxlan 42) that a packet's skb must say it was encapsulated in")
+	encap := fs.String("encap", "", "tunnels (comma-separated: 'vxlan 42,gre') that some packet's skb must each say it was encapsulated in")
+	each := fs.Bool("each", false, "every packet's block, not only one, must have hops on each of -devs")
 	fs.Parse(args)
 	if fs.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: vmtool packetcheck [-segments N] [-fragments N] [-merges N] [-reassembled N] [-blocks N] [-packets N] [-devs A,B] [-encap 'vxlan 42'] FILE")
+		fmt.Fprintln(os.Stderr, "usage: vmtool packetcheck [-segments N] [-fragments N] [-merges N] [-reassembled N] [-blocks N] [-packets N] [-devs A,B [-each]] [-encap 'vxlan 42,gre'] FILE")
 		return 2
 	}
 	f, err := os.Open(fs.Arg(0))
@@ -66,7 +72,12 @@ func packetCheck(args []string) int {
 	}
 	var segs, frags, merges, reasm, split, npkt int
 	crossed := *devs == ""
-	encapped := *encap == ""
+	encapped := map[string]bool{}
+	if *encap != "" {
+		for _, t := range strings.Split(*encap, ",") {
+			encapped[t] = false
+		}
+	}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
@@ -90,6 +101,8 @@ func packetCheck(args []string) int {
 			if all {
 				crossed = true
 				fmt.Printf("packet %s: hops on %s\n", b.Packet, *devs)
+			} else if *each {
+				bad("packet %s: not a hop on each of %s", b.Packet, *devs)
 			}
 		}
 		type key struct{ parent, kind string }
@@ -121,10 +134,15 @@ func packetCheck(args []string) int {
 				reasm++
 				fmt.Printf("packet %s: reassembled as %s\n", b.Packet, h.Skb)
 			case "encap":
+				// A UDP tunnel by its port's name and VNI, an IP tunnel
+				// (proto, no port) by its name.
 				in := fmt.Sprintf("%s %d", e.Tunnel, e.VNI)
+				if e.Port == 0 && e.Proto != nil {
+					in = e.Tunnel
+				}
 				fmt.Printf("packet %s: %s encapsulated in %s\n", b.Packet, h.Skb, in)
-				if in == *encap {
-					encapped = true
+				if _, ok := encapped[in]; ok {
+					encapped[in] = true
 				}
 			}
 		}
@@ -170,8 +188,10 @@ func packetCheck(args []string) int {
 			bad("%d %s; want %d or more", c.got, c.what, c.want)
 		}
 	}
-	if !encapped {
-		bad("no skb encapsulated in %s", *encap)
+	for _, t := range strings.Split(*encap, ",") {
+		if t != "" && !encapped[t] {
+			bad("no skb encapsulated in %s", t)
+		}
 	}
 	if !crossed {
 		bad("no packet's block has hops on each of %s", *devs)

@@ -8,7 +8,8 @@ import (
 
 // TestPacketCheck: packetcheck passes a block whose segments are 1 to n
 // once each, with a merge into one of its skbs, and fails a gap, a
-// parent outside the block and too few segments.
+// parent outside the block and too few segments; -encap wants each of
+// its tunnels, -each the devices in every packet's block.
 func TestPacketCheck(t *testing.T) {
 	hop := func(skb, edge string) string {
 		return `{"data":{"dev":"d` + skb + `"},"func":"f","skb":"` + skb + `"` + edge + `}`
@@ -43,6 +44,11 @@ func TestPacketCheck(t *testing.T) {
 		{"encap", block(hop("0xa", ""), hop("0xa", `,"edge":{"kind":"encap","port":4789,"tunnel":"vxlan","vni":42}`)), []string{"-encap", "vxlan 42"}, 0},
 		{"other vni", block(hop("0xa", ""), hop("0xa", `,"edge":{"kind":"encap","port":4789,"tunnel":"vxlan","vni":43}`)), []string{"-encap", "vxlan 42"}, 1},
 		{"no encap", good, []string{"-encap", "vxlan 42"}, 1},
+		{"gre and vxlan", block(hop("0xa", `,"edge":{"kind":"encap","proto":47,"tunnel":"gre"}`)) + block(hop("0xb", `,"edge":{"kind":"encap","port":4789,"tunnel":"vxlan","vni":44}`)),
+			[]string{"-encap", "gre,vxlan 44", "-packets", "2"}, 0},
+		{"no ipip", block(hop("0xa", `,"edge":{"kind":"encap","proto":47,"tunnel":"gre"}`)), []string{"-encap", "gre,ipip"}, 1},
+		{"each crossed", good + good, []string{"-devs", "d0xa,d0xc", "-each"}, 0},
+		{"each not crossed", good + block(hop("0xa", "")), []string{"-devs", "d0xa,d0xc", "-each"}, 1},
 	} {
 		file := filepath.Join(t.TempDir(), "t.json")
 		if err := os.WriteFile(file, []byte(tc.text), 0o644); err != nil {
