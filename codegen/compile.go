@@ -43,6 +43,10 @@ type Program struct {
 	// (or tracepoint) this skb: program attaches to.
 	HasReason bool
 	ReasonArg int
+	// Cookie says the program reads the skb's and the reason's positions
+	// from its attach cookie (SkbTarget's Cookie): the runtime attaches
+	// it to every function of its glob, each with its AttachCookie.
+	Cookie bool
 	// Tracepoint is set when an skb: probe falls back to this tracepoint.
 	Tracepoint string
 	// Function is set when an skb: probe traces this function with fentry.
@@ -82,7 +86,7 @@ type Program struct {
 // KprobeForm reports whether p is an skb: program in the kprobe form: one
 // program for an skb position, which the runtime attaches to many functions.
 func (p *Program) KprobeForm() bool {
-	return (p.SkbArg >= 0 || p.Return) && p.Tracepoint == "" && p.Function == ""
+	return (p.SkbArg >= 0 || p.Return || p.Cookie) && p.Tracepoint == "" && p.Function == ""
 }
 
 // SkbTarget is one thing an skb: probe compiles a program for: a
@@ -99,6 +103,10 @@ type SkbTarget struct {
 	// skb_drop_reason), which `reason` reads.
 	HasReason bool
 	ReasonArg int
+	// Cookie makes the target the kprobe-multi form for every place at
+	// once: the program reads where the skb and the reason are from its
+	// attach cookie (cookie.go); SkbArg is then -1.
+	Cookie bool
 	// FuncAddr is what `func` reads on a tracepoint: the address of the
 	// kernel's __traceiter_NAME.
 	FuncAddr uint64
@@ -293,6 +301,8 @@ func Compile(s *lang.Script, info *check.Info, opts Options) (*Output, error) {
 					n = fmt.Sprintf("%s_fn%d", name, i)
 				case tg.Name != "":
 					n = fmt.Sprintf("%s_tp%d", name, i)
+				case tg.Cookie:
+					n = name + "_skbs"
 				case tg.HasReason:
 					n = fmt.Sprintf("%s_skb%d_r%d", name, tg.SkbArg, tg.ReasonArg)
 				case tg.SkbArg >= 0:
@@ -375,6 +385,9 @@ type gen struct {
 	pb *printfBlock
 	// skbArg is the skb's argument position in skb: programs, else -1.
 	skbArg int
+	// cookie and cookieSkb are the slots of the attach cookie and the skb
+	// it places, in a Cookie target's program (cookie.go); 0 elsewhere.
+	cookie, cookieSkb int16
 	// target is the tracepoint an skb: probe falls back to, if any.
 	target SkbTarget
 	// ip and addrSlot are the scratch slots of header and address reads.
@@ -425,7 +438,7 @@ type gen struct {
 // hasSkb reports whether the program knows an skb: an skb: or skbret:
 // program, or a probe with an skb argument.
 func (g *gen) hasSkb() bool {
-	return g.skbArg >= 0 || g.entrySkb != 0 || (g.spec != nil && g.spec.SkbParam >= 0)
+	return g.skbArg >= 0 || g.entrySkb != 0 || g.target.Cookie || (g.spec != nil && g.spec.SkbParam >= 0)
 }
 
 func (g *gen) emit(ins ...asm.Instruction) { g.insns = append(g.insns, ins...) }
@@ -575,6 +588,11 @@ func compileProbeWith(give, onStack int, info *check.Info, ms *mapSet, out *Outp
 			return nil, err
 		}
 	}
+	if tg.Cookie {
+		if err := g.cookiePrologue(); err != nil {
+			return nil, err
+		}
+	}
 	if g.scratchMode() {
 		if err := g.scratchPrologue(); err != nil {
 			return nil, err
@@ -652,7 +670,7 @@ func compileProbeWith(give, onStack int, info *check.Info, ms *mapSet, out *Outp
 	if err := checkJumps(ps.Instructions); err != nil {
 		return nil, err
 	}
-	prog := &Program{Probe: p, Spec: spec, Name: name, Prog: ps, Attach: attachOf(spec, tg, ps), SkbArg: tg.SkbArg, HasReason: tg.HasReason, ReasonArg: tg.ReasonArg, Return: tg.Return, Ret: tg.Ret,
+	prog := &Program{Probe: p, Spec: spec, Name: name, Prog: ps, Attach: attachOf(spec, tg, ps), SkbArg: tg.SkbArg, HasReason: tg.HasReason, ReasonArg: tg.ReasonArg, Cookie: tg.Cookie, Return: tg.Return, Ret: tg.Ret,
 		frame: g.frame.high, callee: g.calleeDepth, BPF: tg.bpf}
 	if tg.Return && !tg.Fentry {
 		// The kprobe form reads the skb its entry stashed.

@@ -308,6 +308,11 @@ func (g *gen) skbPtrOr(label string) error {
 		g.emit(asm.LoadMem(asm.R0, asm.RFP, g.entrySkb, asm.DWord), asm.JEq.Imm(asm.R0, 0, label))
 		return g.vs.push(asm.R0)
 	}
+	if g.cookieSkb != 0 {
+		// The skb the attach cookie placed (cookie.go).
+		g.emit(asm.LoadMem(asm.R0, asm.RFP, g.cookieSkb, asm.DWord), asm.JEq.Imm(asm.R0, 0, label))
+		return g.vs.push(asm.R0)
+	}
 	arg := g.skbArg
 	if g.spec.SkbParam >= 0 {
 		arg = g.spec.Params[g.spec.SkbParam].Index
@@ -453,6 +458,12 @@ func (g *gen) context(e *lang.Ident, f *stdlib.Field) error {
 			arg = g.spec.Params[g.spec.ReasonParam].Index
 		case g.target.HasReason:
 			arg = g.target.ReasonArg
+		case g.cookie != 0:
+			if err := g.cookieReason(); err != nil {
+				return err
+			}
+			g.fit(asm.R0, g.info.Types[e])
+			return g.vs.push(asm.R0)
 		}
 		if arg < 0 {
 			g.emit(asm.Mov.Imm(asm.R0, 0))

@@ -103,7 +103,7 @@ type attachPoint struct {
 	attachType                     ebpf.AttachType
 	attachTo, tracepoint, function string
 	skbArg, reasonArg              int
-	hasReason, ret                 bool
+	hasReason, ret, cookie         bool
 	retClass                       RetClass
 	period, hz                     uint64
 	// target is an skb: or skbret: glob, whose functions the runtime finds
@@ -124,7 +124,7 @@ func attachKey(p *Program) (attachPoint, bool) {
 	}
 	s := p.Spec
 	k := attachPoint{kind: s.Spec.Kind, typ: p.Prog.Type, attachType: p.Prog.AttachType, attachTo: p.Prog.AttachTo,
-		tracepoint: p.Tracepoint, function: p.Function, skbArg: p.SkbArg, reasonArg: p.ReasonArg, hasReason: p.HasReason,
+		tracepoint: p.Tracepoint, function: p.Function, skbArg: p.SkbArg, reasonArg: p.ReasonArg, hasReason: p.HasReason, cookie: p.Cookie,
 		ret: p.Return, retClass: p.Ret, period: s.Spec.Period, hz: s.Spec.Hz}
 	switch s.Spec.Kind {
 	case lang.ProbeSkb, lang.ProbeSkbRet:

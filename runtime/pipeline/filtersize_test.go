@@ -21,7 +21,7 @@ import (
 // verifies it once per function).
 var filterSizes = map[codegen.Backend]int{
 	codegen.BackendKprobe:      1370,
-	codegen.BackendKprobeMulti: 1370,
+	codegen.BackendKprobeMulti: 1405,
 	codegen.BackendFentry:      1364,
 	codegen.BackendTracepoint:  1363,
 }
@@ -38,6 +38,9 @@ func TestFilterProgramSize(t *testing.T) {
 			opts.SkbTargets["*"] = []codegen.SkbTarget{{Name: "ip_rcv", Fentry: true, SkbArg: 0}}
 		case codegen.BackendTracepoint:
 			opts.SkbTargets["*"] = []codegen.SkbTarget{{Name: "netif_receive_skb", SkbArg: 0}}
+		case codegen.BackendKprobeMulti:
+			// One program for every place of the skb (cookie.go).
+			opts.SkbTargets["*"] = []codegen.SkbTarget{{SkbArg: -1, Cookie: true}}
 		default:
 			opts.SkbTargets["*"] = []codegen.SkbTarget{{SkbArg: 0}}
 		}

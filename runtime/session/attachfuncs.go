@@ -43,8 +43,8 @@ type FuncAttach struct {
 	Done        func(*AttachStats)
 	// LateWork attaches while tracing, after Start returns, what a
 	// packet's main path needs not: track()'s helpers on trampolines
-	// (latehelpers.go) and the kprobe-multi programs of none of its
-	// functions (latevariants.go). Not where a command (-c) starts once
+	// (latehelpers.go) and, on kprobe-multi, a link of the functions off
+	// it (latemulti.go). Not where a command (-c) starts once
 	// Start returns, whose packets should meet them all.
 	LateWork bool
 }
@@ -193,30 +193,54 @@ func (p *progress) end() {
 }
 
 // funcTargets lists, for a kprobe-form program, the functions with the
-// skb and the drop reason where it reads them.
+// skb and the drop reason where it reads them: for a Cookie program (one
+// for every place), every function of its glob.
 func funcTargets(p *codegen.Program, fa *FuncAttach) []string {
+	var out []string
+	for _, t := range multiTargets(p, fa) {
+		out = append(out, t.fn)
+	}
+	return out
+}
+
+// multiTarget is a function a kprobe-form program attaches to, with the
+// attach cookie that tells a Cookie program where the function's skb and
+// drop reason are (codegen.AttachCookie; 0 for other programs).
+type multiTarget struct {
+	fn     string
+	cookie uint64
+}
+
+// multiTargets is funcTargets with each function's cookie.
+func multiTargets(p *codegen.Program, fa *FuncAttach) []multiTarget {
 	reason := -1
 	if p.HasReason {
 		reason = p.ReasonArg
 	}
-	var out []string
+	var out []multiTarget
 	switch {
 	case p.Helper == codegen.HelperEntry:
 		for _, f := range fa.Entries {
 			if f.SkbArg == p.SkbArg {
-				out = append(out, f.Name)
+				out = append(out, multiTarget{fn: f.Name})
 			}
 		}
 	case p.Return:
 		for _, f := range fa.Ret[p.Attach.Glob] {
 			if codegen.RetClass(f.Ret) == p.Ret {
-				out = append(out, f.Name)
+				out = append(out, multiTarget{fn: f.Name})
+			}
+		}
+	case p.Cookie:
+		for _, f := range fa.Funcs[p.Attach.Glob] {
+			if f.SkbArg <= codegen.MaxCookieArg && f.ReasonArg <= codegen.MaxCookieArg {
+				out = append(out, multiTarget{fn: f.Name, cookie: codegen.AttachCookie(f.SkbArg, f.ReasonArg)})
 			}
 		}
 	default:
 		for _, f := range fa.Funcs[p.Attach.Glob] {
 			if f.SkbArg == p.SkbArg && f.ReasonArg == reason {
-				out = append(out, f.Name)
+				out = append(out, multiTarget{fn: f.Name})
 			}
 		}
 	}
@@ -265,11 +289,13 @@ func (s *Session) attachFuncs(fa *FuncAttach) (*AttachStats, error) {
 		s.attachGlob(p, fa.Kprobe, st, pr)
 	}
 	for _, p := range kprobes {
-		switch {
-		case p.Attach.Multi && s.lateSkip[p.Name]:
-			s.lateProgs = append(s.lateProgs, p) // latevariants.go
-		case p.Attach.Multi:
-			s.attachMulti(s.coll.Programs[p.Name], funcTargets(p, fa), st, pr, p)
+		if !p.Attach.Multi {
+			continue
+		}
+		now, later := lateMultiSplit(p, fa) // latemulti.go
+		s.attachMulti(s.coll.Programs[p.Name], now, st, pr, p)
+		if len(later) > 0 {
+			s.lateMulti = append(s.lateMulti, lateLink{prog: p, targets: later})
 		}
 	}
 	plan := s.funcSteps(fa, kprobes, fentries)
@@ -396,18 +422,29 @@ func (s *Session) linkFentry(p *codegen.Program, prog *ebpf.Program, st *AttachS
 
 // attachMulti attaches kprobe-multi links for many functions (their
 // returns, for an skbret: program).
-func (s *Session) attachMulti(prog *ebpf.Program, fns []string, st *AttachStats, pr *progress, p *codegen.Program) {
+func (s *Session) attachMulti(prog *ebpf.Program, fns []multiTarget, st *AttachStats, pr *progress, p *codegen.Program) {
 	s.attachMultiTo(prog, fns, st, pr, p, &s.links)
 }
 
-// attachMultiTo is attachMulti, its links going to links.
-func (s *Session) attachMultiTo(prog *ebpf.Program, fns []string, st *AttachStats, pr *progress, p *codegen.Program, links *[]link.Link) {
+// attachMultiTo is attachMulti, its links going to links. A Cookie
+// program's functions each get their cookie.
+func (s *Session) attachMultiTo(prog *ebpf.Program, fns []multiTarget, st *AttachStats, pr *progress, p *codegen.Program, links *[]link.Link) {
 	attach := link.KprobeMulti
 	if p.Return {
 		attach = link.KretprobeMulti
 	}
-	bisect(fns, func(part []string) error {
-		l, err := attach(prog, link.KprobeMultiOptions{Symbols: part})
+	bisect(fns, func(part []multiTarget) error {
+		opts := link.KprobeMultiOptions{Symbols: make([]string, len(part))}
+		if p.Cookie {
+			opts.Cookies = make([]uint64, len(part))
+		}
+		for i, t := range part {
+			opts.Symbols[i] = t.fn
+			if p.Cookie {
+				opts.Cookies[i] = t.cookie
+			}
+		}
+		l, err := attach(prog, opts)
 		if err == nil {
 			*links = append(*links, l)
 			for range part {
@@ -416,8 +453,8 @@ func (s *Session) attachMultiTo(prog *ebpf.Program, fns []string, st *AttachStat
 			pr.add(len(part))
 		}
 		return err
-	}, func(fn string, err error) {
-		st.skip(fn, err)
+	}, func(t multiTarget, err error) {
+		st.skip(t.fn, err)
 		pr.add(1)
 	})
 }
@@ -425,7 +462,7 @@ func (s *Session) attachMultiTo(prog *ebpf.Program, fns []string, st *AttachStat
 // bisect tries fns as one set. The kernel refuses a whole kprobe-multi link
 // if one function refuses, so a refused set is split in halves until the
 // functions that refuse are found, and skipped, one by one.
-func bisect(fns []string, try func([]string) error, skip func(string, error)) {
+func bisect[T any](fns []T, try func([]T) error, skip func(T, error)) {
 	if len(fns) == 0 {
 		return
 	}

@@ -33,18 +33,12 @@ func Load(out *codegen.Output, verbose bool) (*ebpf.Collection, error) {
 // instead: the verifier may walk a merged program's code past its limit
 // where it walks each probe's within it.
 func LoadWith(out *codegen.Output, verbose bool, ids KernelTypeIDs) (*ebpf.Collection, error) {
-	return loadSkipping(out, verbose, ids, nil)
-}
-
-// loadSkipping is LoadWith, leaving out the programs skip names: they
-// load later, with LoadShared (latevariants.go).
-func loadSkipping(out *codegen.Output, verbose bool, ids KernelTypeIDs, skip map[string]bool) (*ebpf.Collection, error) {
 	if err := checkFDs(out, nil, false); err != nil {
 		return nil, err
 	}
 	raiseMemlock()
 	for {
-		coll, err := loadWith(out, ids, skip)
+		coll, err := loadWith(out, ids)
 		switch {
 		case err == nil:
 			return coll, nil
@@ -82,13 +76,10 @@ func verifierRefused(err error) bool {
 
 // loadWith loads the maps and the programs that load together; its errors
 // are cilium/ebpf's, which name the program.
-func loadWith(out *codegen.Output, ids KernelTypeIDs, skip map[string]bool) (*ebpf.Collection, error) {
+func loadWith(out *codegen.Output, ids KernelTypeIDs) (*ebpf.Collection, error) {
 	cs := &ebpf.CollectionSpec{Maps: allocOnUpdate(out.Maps), Programs: map[string]*ebpf.ProgramSpec{}}
 	var byID []*codegen.Program
 	for _, p := range out.Programs {
-		if skip[p.Name] {
-			continue
-		}
 		// Helpers and fentry programs load one by one, later: one that
 		// fails costs itself only.
 		if (p.Helper == "" || p.Helper == codegen.HelperEntry) && p.Function == "" && p.BPF == nil {

@@ -57,15 +57,13 @@ type Session struct {
 	restDone  chan struct{}
 	restLinks []link.Link
 	// lateWG counts the work attaching while tracing (track()'s helpers
-	// on trampolines, kprobe-multi programs off the packet's main path),
-	// and lateLinks are its links until Detach takes them (lateMu):
-	// latehelpers.go, latevariants.go.
+	// on trampolines, kprobe-multi links of functions off the packet's
+	// main path), and lateLinks are its links until Detach takes them
+	// (lateMu): latehelpers.go, latemulti.go.
 	lateWG sync.WaitGroup
-	// lateSkip names the programs left out of the start's load, and
-	// lateProgs are those of them that attachFuncs left for later
-	// (latevariants.go).
-	lateSkip  map[string]bool
-	lateProgs []*codegen.Program
+	// lateMulti are the kprobe-multi programs' functions attachFuncs left
+	// for a link while tracing (latemulti.go).
+	lateMulti []lateLink
 	lateMu    sync.Mutex
 	lateLinks []link.Link
 	// progress, when set, gets a progress line while many links attach or
@@ -219,14 +217,13 @@ func Start(out *codegen.Output, w io.Writer, opts Options) (_ *Session, err erro
 	if err := checkFDs(out, opts.Funcs, true); err != nil {
 		return nil, err
 	}
-	lateSkip := lateVariants(out, opts.Funcs)
-	coll, err := loadSkipping(out, opts.Verbose, opts.KernelTypes, lateSkip)
+	coll, err := LoadWith(out, opts.Verbose, opts.KernelTypes)
 	if err != nil {
 		return nil, err
 	}
 	phase.Mark("load")
 	s := &Session{out: out, coll: coll, fmt: output.NewValues(), w: w,
-		exited: make(chan struct{}), stopTimers: make(chan struct{}), verbose: opts.Verbose, warn: opts.Warn, lateEv: &output.Late{}, ids: opts.KernelTypes, lateSkip: lateSkip}
+		exited: make(chan struct{}), stopTimers: make(chan struct{}), verbose: opts.Verbose, warn: opts.Warn, lateEv: &output.Late{}, ids: opts.KernelTypes}
 	if s.warn == nil {
 		s.warn = func(string, ...any) {}
 	}
@@ -316,8 +313,8 @@ func Start(out *codegen.Output, w io.Writer, opts Options) (_ *Session, err erro
 		s.statsMu.Lock()
 		s.stats = st
 		s.statsMu.Unlock()
-		if len(s.lateProgs) > 0 && st != nil {
-			s.attachVariantsLate(s.lateProgs, opts.Funcs, st)
+		if len(s.lateMulti) > 0 && st != nil {
+			s.attachMultiLate(s.lateMulti, opts.Funcs, st)
 		}
 		phase.Mark("attach skb")
 	}
