@@ -40,7 +40,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 VMCACHE=${VMCACHE:-$HOME/.cache/skbtrace-vm}
 # MODS names the cached bundle of guest modules (setup.sh); a new name whenever
 # the list of modules changes, so that caches made before are rebuilt.
-MODS=mods9
+MODS=mods10
 . "$HERE/tools.sh"
 export VMCACHE PATH=/usr/local/go/bin:$PATH
 start=$(date +%s)

@@ -30,7 +30,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 VMCACHE=${VMCACHE:-$HOME/.cache/skbtrace-vm}
 # MODS names the cached bundle of guest modules (setup.sh); a new name whenever
 # the list of modules changes, so that caches made before are rebuilt.
-MODS=mods9
+MODS=mods10
 . "$HERE/tools.sh"
 export DEBIAN_FRONTEND=noninteractive
 kernels=("$@"); [ ${#kernels[@]} -eq 0 ] && kernels=(5.10 6.1 6.12 6.12-arm64)
@@ -227,6 +227,10 @@ for kv in "${kernels[@]}"; do
 	}
 	nmod=0
 	for n in crc32c_generic libcrc32c nf_tables 8021q veth vxlan geneve sch_ingress cls_bpf cls_u32 cls_flower act_gact act_police act_mirred nft_counter nft_compat xt_comment xt_tcpudp iptable_filter nft_chain_nat nft_nat; do want "$m/lib/modules/$krel/extra" $n; done
+	# IP tunnels (gre, ipip, ip6tnl and what they depend on), which
+	# testdata/iptunnels.sh loads itself: /init does not (each makes
+	# fallback devices in every namespace from then on).
+	for n in ip_gre ipip ip6_tunnel; do want "$m/lib/modules/$krel/tunnel" $n; done
 	# The results channel where it is a virtio console (/dev/hvc0: arm64, or
 	# VM_OUT=hvc): /init loads these first, those that are modules here.
 	seen=() nmod=0
