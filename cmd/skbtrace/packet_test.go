@@ -60,7 +60,7 @@ func TestTimelinePackets(t *testing.T) {
 	if len(ids) != n {
 		t.Errorf("%d packets; want %d:\n%s", len(ids), n, out)
 	}
-	if strings.Contains(errs, "refuses fexit") && !regexp.MustCompile(`track\(\): GSO segments, IPv4 fragments, IPv6 fragments, reassembled datagrams, GRO merges, UDP tunnel encapsulations are not joined to their packet`).MatchString(errs) {
+	if strings.Contains(errs, "refuses fexit") && !regexp.MustCompile(`track\(\): GSO segments, IPv4 fragments, IPv6 fragments, reassembled datagrams, GRO merges, UDP tunnel encapsulations, IP tunnel encapsulations are not joined to their packet`).MatchString(errs) {
 		t.Errorf("fexit refused, but stderr does not say what is not followed:\n%s", errs)
 	}
 }
