@@ -23,6 +23,10 @@ import (
 func compileAndRun(o options, src *lang.Source, stdout, stderr io.Writer) int {
 	resumeGC := pauseGC()
 	defer resumeGC()
+	// An earlier run's detach helper pauses from here to the attach
+	// (session's gate.go), so that its close under way ends meanwhile.
+	releaseGate := session.HoldAttachGate()
+	defer releaseGate()
 	plan := pipeline.New(o.config(src.Params, stderr))
 	defer plan.Close()
 	err := plan.Parse(src)
@@ -52,7 +56,8 @@ func compileAndRun(o options, src *lang.Source, stdout, stderr io.Writer) int {
 	if o.bt.dryRun {
 		return dryRun(plan, o.stages, stdout, stderr)
 	}
-	return trace(o, kind, plan, resumeGCLater(resumeGC), stdout, stderr)
+	resumeLater := resumeGCLater(resumeGC)
+	return trace(o, kind, plan, func() { releaseGate(); resumeLater() }, stdout, stderr)
 }
 
 // dump prints the checked tree, then each program's instructions as trace

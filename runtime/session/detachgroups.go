@@ -16,35 +16,40 @@ type linkGroup struct {
 	workers int
 }
 
-// trampolineWorkers close the BPF trampolines' links (fentry, fexit:
-// track()'s helpers, and skb: programs on the fentry backend). Each
-// removal updates its trampoline under ftrace's direct_mutex and, since
-// Linux 6.0, waits an RCU-tasks grace period there: one at a time
-// whatever the workers, and two keep the next one queued.
-const trampolineWorkers = 2
+// ftraceWorkers close the links whose removal unregisters an ftrace ops:
+// BPF trampolines (fentry, fexit: track()'s helpers, and skb: programs on
+// the fentry backend) and kprobe-multi links (an fprobe each). Each such
+// removal holds ftrace's ftrace_lock (a trampoline's also its
+// direct_mutex) through an RCU-tasks-rude and, since Linux 6.0, an
+// RCU-tasks grace period (ftrace_shutdown of a dynamic ops): one at a
+// time whatever the workers, and a next run's kprobe-multi link or
+// trampoline waits behind every one under way or queued on the lock. One
+// worker keeps that to the one close under way when a run takes the
+// attach gate (gate.go), which ends in the run's own start.
+const ftraceWorkers = 1
 
 // groupLinks sorts the helper's descriptors by what their removal takes:
-// trampolines (link_type tracing in the link's fdinfo) and the rest
-// (perf events of kprobes and tracepoints, kprobe-multi links, raw
-// tracepoints), each with workers of its own. For bench/vm/teardown.sh's
-// comparisons, SKBTRACE_DETACH_WORKERS=N sets the rest's workers and
+// ftrace ops (link_type tracing or kprobe_multi in the link's fdinfo) and
+// the rest (perf events of kprobes and tracepoints, raw tracepoints), each
+// with workers of its own. For bench/vm/teardown.sh's comparisons,
+// SKBTRACE_DETACH_WORKERS=N sets the rest's workers and
 // SKBTRACE_DETACH_SPLIT=0 closes every link in one pool, as before.
 func groupLinks(fds []int) []linkGroup {
-	tramp := linkGroup{name: "trampolines", workers: trampolineWorkers}
+	ftrace := linkGroup{name: "ftrace links", workers: ftraceWorkers}
 	rest := linkGroup{name: "other links", workers: helperWorkers}
 	if w, err := strconv.Atoi(os.Getenv("SKBTRACE_DETACH_WORKERS")); err == nil && w > 0 {
 		rest.workers = w
 	}
 	split := os.Getenv("SKBTRACE_DETACH_SPLIT") != "0"
 	for _, fd := range fds {
-		if split && isTrampolineLink(fd) {
-			tramp.fds = append(tramp.fds, fd)
+		if split && isFtraceLink(fd) {
+			ftrace.fds = append(ftrace.fds, fd)
 		} else {
 			rest.fds = append(rest.fds, fd)
 		}
 	}
 	var gs []linkGroup
-	for _, g := range []linkGroup{tramp, rest} {
+	for _, g := range []linkGroup{ftrace, rest} {
 		if len(g.fds) > 0 {
 			gs = append(gs, g)
 		}
@@ -52,16 +57,21 @@ func groupLinks(fds []int) []linkGroup {
 	return gs
 }
 
-// isTrampolineLink reports whether fd is a BPF link of a tracing program
-// on a function (fentry, fexit, fmod_ret), by its fdinfo.
-func isTrampolineLink(fd int) bool {
+// isFtraceLink reports whether fd is a BPF link whose removal unregisters
+// an ftrace ops, by its fdinfo: a tracing program's on a function
+// (fentry, fexit, fmod_ret) or a kprobe-multi link.
+func isFtraceLink(fd int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/self/fdinfo/%d", fd))
 	if err != nil {
 		return false
 	}
 	for _, l := range bytes.Split(b, []byte("\n")) {
 		if k, v, ok := bytes.Cut(l, []byte(":")); ok && string(k) == "link_type" {
-			return string(bytes.TrimSpace(v)) == "tracing"
+			switch string(bytes.TrimSpace(v)) {
+			case "tracing", "kprobe_multi":
+				return true
+			}
+			return false
 		}
 	}
 	return false

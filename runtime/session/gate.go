@@ -3,6 +3,7 @@ package session
 import (
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -39,6 +40,18 @@ func openGate() int {
 		return -1
 	}
 	return fd
+}
+
+// HoldAttachGate holds the attach gate from a run's very start until the
+// returned function is called (again: a no-op); Start holds it too while
+// it attaches. A run that takes it before decoding BTF and compiling, not
+// only at its attach, lets the close an earlier run's helper has under
+// way end meanwhile: the helper begins no other, and the run's links then
+// wait for none.
+func HoldAttachGate() (release func()) {
+	var once sync.Once
+	r := holdAttachGate()
+	return func() { once.Do(r) }
 }
 
 // holdAttachGate holds the gate shared until the returned function is

@@ -34,11 +34,12 @@ func onTrampoline(p *codegen.Program) bool {
 
 // attachHelpersLate attaches the helpers on trampolines in the
 // background, behind the attach gate (gate.go); waitLate waits for it.
+// Once tracing ends, those not yet attached are left.
 func (s *Session) attachHelpersLate(warn func(string, ...any)) {
 	s.late(func() {
 		start := time.Now()
 		var links []link.Link
-		n := s.attachHelpers(warn, onTrampoline, false, &links)
+		n := s.attachHelpers(warn, func(p *codegen.Program) bool { return onTrampoline(p) && !s.lateStop.Load() }, false, &links)
 		s.addLateLinks(links)
 		if s.verbose && n > 0 {
 			warn("track(): %d helpers on trampolines attached while tracing, in %v", n, time.Since(start).Round(time.Millisecond))
@@ -47,14 +48,20 @@ func (s *Session) attachHelpersLate(warn func(string, ...any)) {
 }
 
 // late runs work in the background, behind the attach gate; waitLate
-// waits for every such work.
+// waits for every such work. Work not begun when tracing ends (lateStop)
+// is left: a run stopped soon after its start (a restart, the usual
+// debugging loop) neither waits for links it no longer needs nor leaves
+// them to its detach helper, whose closes the next start would wait
+// behind (gate.go).
 func (s *Session) late(work func()) {
 	s.lateWG.Add(1)
 	go func() {
 		defer s.lateWG.Done()
 		release := holdAttachGate()
 		defer release()
-		work()
+		if !s.lateStop.Load() {
+			work()
+		}
 	}()
 }
 
@@ -65,9 +72,10 @@ func (s *Session) addLateLinks(links []link.Link) {
 	s.lateMu.Unlock()
 }
 
-// waitLate waits for the work attaching while tracing, if any, and takes
-// its links.
+// waitLate ends the work attaching while tracing, if any: what is under
+// way finishes, the rest is left; it then takes its links.
 func (s *Session) waitLate() {
+	s.lateStop.Store(true)
 	s.lateWG.Wait()
 	s.lateMu.Lock()
 	s.links = append(s.links, s.lateLinks...)

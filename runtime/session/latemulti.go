@@ -62,10 +62,17 @@ func (s *Session) attachMultiLate(late []lateLink, fa *FuncAttach, first *Attach
 		t := time.Now()
 		var links []link.Link
 		for _, l := range late {
+			if s.lateStop.Load() {
+				break
+			}
 			s.attachMultiTo(s.coll.Programs[l.prog.Name], l.targets, st, &progress{}, l.prog, &links)
 		}
 		linking := time.Since(t)
 		s.addLateLinks(links)
+		if s.lateStop.Load() {
+			// Tracing ended meanwhile: nobody reads the whole.
+			return
+		}
 		s.statsMu.Lock()
 		all := *s.stats
 		all.Attached += st.Attached

@@ -61,6 +61,11 @@ type Session struct {
 	// main path), and lateLinks are its links until Detach takes them
 	// (lateMu): latehelpers.go, latemulti.go.
 	lateWG sync.WaitGroup
+	// lateStop is set once tracing ends: work attaching while tracing
+	// that has not begun is left (latehelpers.go).
+	lateStop atomic.Bool
+	// stopClock times the end, for -v (stopclock.go).
+	stopClock stopClock
 	// lateMulti are the kprobe-multi programs' functions attachFuncs left
 	// for a link while tracing (latemulti.go).
 	lateMulti []lateLink
@@ -380,14 +385,20 @@ func (s *Session) every(period time.Duration, tick func() (done bool)) {
 // Close detaches every program and frees the maps. The links may be
 // closed by a helper process after Close returns (release).
 func (s *Session) Close() {
+	s.stopClock.mark("maps and summary")
 	if s.scope != nil {
 		s.scope.close()
 	}
 	s.Detach()
 	s.release()
+	s.stopClock.mark("links handed off")
 	if s.coll != nil {
 		s.coll.Close()
 		s.coll = nil
+	}
+	s.stopClock.mark("programs and maps closed")
+	if s.verbose && len(s.stopClock.parts) > 0 {
+		s.warn("%s", s.stopClock.String())
 	}
 }
 
@@ -396,8 +407,15 @@ func (s *Session) Close() {
 // the ring buffer. The maps stay, so they can be printed; the links are
 // closed by Close.
 func (s *Session) Detach() error {
+	first := s.stopTimers != nil
+	if first {
+		s.stopClock.start()
+	}
 	s.stopRest()
 	s.waitLate()
+	if first {
+		s.stopClock.mark("background attach")
+	}
 	if s.stopTimers != nil {
 		close(s.stopTimers)
 		s.timers.Wait()
@@ -411,6 +429,7 @@ func (s *Session) Detach() error {
 			closeLinks(s.links, s.progress)
 			s.links = nil
 		}
+		s.stopClock.mark("switch off")
 		if err := s.runAll(codegen.AttachEnd); err != nil {
 			return err
 		}
@@ -425,6 +444,7 @@ func (s *Session) Detach() error {
 	err := <-s.done
 	s.events.Close()
 	s.events = nil
+	s.stopClock.mark("END and events")
 	return err
 }
 
