@@ -73,7 +73,7 @@ for b in $backends; do
   teardown=$(since "$t")
   used=$(sed -n 's/^skbtrace: skb: probes attach with \([a-z-]*\).*/\1/p' /tmp/err.1 | head -n 1)
   attached=$(sed -n 's/^skbtrace: \([0-9]*\) functions attached with.*/\1/p' /tmp/err.1 | tail -n 1)
-  grep -E '^skbtrace: (skb: probes attach with|[0-9]+ functions of the packet|[0-9]+ functions (attached|skipped)|attach time)' /tmp/err.1 | sed "s/^/##### $KV $b: /"
+  grep -E '^skbtrace: (skb: probes attach with|[0-9]+ functions of the packet|[0-9]+ functions (attached|skipped)|attach time|start-up|stop )' /tmp/err.1 | sed "s/^/##### $KV $b: /"
   # A second run right after this one's Ctrl-C: auto's (the other rows'
   # teardowns are minutes each under TCG, and the runs are auto's).
   second=-
@@ -84,6 +84,8 @@ for b in $backends; do
     t0=$(up); start "$b" 3
     waitline /tmp/err.3 '^skbtrace: tracing' $pid && second=$(since "$t0")
     kill -INT $pid; wait $pid
+    grep -E '^skbtrace: (start-up|stop )' /tmp/err.2 | sed "s/^/##### $KV $b run 2: /"
+    grep -E '^skbtrace: (start-up|stop )' /tmp/err.3 | sed "s/^/##### $KV $b second: /"
     waithelpers
   fi
   name=$b; [ "$b" = auto ] && name="auto ($used)" && autoused=$used
