@@ -184,7 +184,15 @@ func trace(o options, kind outputKind, plan *pipeline.Plan, attached func(), std
 	}
 	defer namer.Close()
 	sopts.Rules = namer
-	sess, err := plan.Start(w, sopts)
+	// bpftrace's begin prints after the "Attached" line (heldwriter.go).
+	sw := w
+	var held *heldWriter
+	if kind.bpftrace {
+		held = newHeldWriter(w)
+		defer held.release()
+		sw = held
+	}
+	sess, err := plan.Start(sw, sopts)
 	if err != nil {
 		return report(stderr, err)
 	}
@@ -221,6 +229,9 @@ func trace(o options, kind outputKind, plan *pipeline.Plan, attached func(), std
 	if os.Getenv(notifyAttachedEnv) != "" {
 		// bpftrace's runtime tests start what runs beside a program on it.
 		fmt.Fprintln(stdout, notifyAttachedEnv)
+	}
+	if held != nil {
+		held.release()
 	}
 	o.bt.notes(stderr)
 	// exit() in the script ends tracing like Ctrl-C; so does the end of

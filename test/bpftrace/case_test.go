@@ -51,6 +51,12 @@ type testCase struct {
 	returnCode int
 	hasReturn  bool
 	skipIfEnv  string
+	// features are REQUIRES_FEATURE's names (a leading ! for one that
+	// must be absent), as bpftrace's runner reads them.
+	features []string
+	// newPidns is NEW_PIDNS: bpftrace's runner starts the program in a
+	// PID namespace of its own.
+	newPidns bool
 	// noCompare is why bpftrace is not run beside skbtrace for this case
 	// (skbtrace's own probes, a documented difference).
 	noCompare string
@@ -166,6 +172,10 @@ func (c *testCase) set(directive, arg string) error {
 		c.returnCode, c.hasReturn = n, true
 	case "SKIP_IF_ENV_HAS":
 		c.skipIfEnv = arg
+	case "REQUIRES_FEATURE":
+		c.features = append(c.features, strings.Fields(arg)...)
+	case "NEW_PIDNS":
+		c.newPidns = true
 	case "NO_COMPARE":
 		if arg == "" {
 			return fmt.Errorf("NO_COMPARE takes the reason bpftrace is not run beside it")

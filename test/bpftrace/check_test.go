@@ -28,7 +28,7 @@ func (c *testCase) check(t *testing.T, res result) {
 	case c.willFail && res.code == 0:
 		fail("WILL_FAIL, but it exited 0")
 	}
-	all := res.stdout + res.stderr
+	all := res.both
 	for _, e := range c.expects {
 		switch e.mode {
 		case expectText:

@@ -91,9 +91,14 @@ func TestCompareBpftrace(t *testing.T) {
 // runAll runs every topic file's cases with the binary bin gives; as is
 // "bpftrace" where the binary is bpftrace's.
 func runAll(t *testing.T, bin func(*testing.T) string, as string) {
-	files, err := filepath.Glob("runtime/*")
+	runDir(t, "runtime", bin, as)
+}
+
+// runDir runs every topic file under dir.
+func runDir(t *testing.T, dir string, bin func(*testing.T) string, as string) {
+	files, err := filepath.Glob(filepath.Join(dir, "*"))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no topic files under runtime/: %v", err)
+		t.Fatalf("no topic files under %s/: %v", dir, err)
 	}
 	if os.Geteuid() != 0 {
 		t.Skip("the cases load BPF programs: run as root")
@@ -112,7 +117,14 @@ func runAll(t *testing.T, bin func(*testing.T) string, as string) {
 					if why := c.skipReason(); why != "" {
 						t.Skip(why)
 					}
-					res := c.execute(t, bin(t))
+					b := bin(t)
+					if why := c.missingFeature(b); why != "" {
+						t.Skip(why)
+					}
+					if c.newPidns {
+						t.Skip("NEW_PIDNS: the runner starts no PID namespace")
+					}
+					res := c.execute(t, b)
 					c.check(t, res)
 				})
 			}
@@ -172,9 +184,12 @@ func versionLess(a, b string) bool {
 
 // result is what one run printed and how it ended.
 type result struct {
-	cmd      string
-	stdout   string
-	stderr   string
+	cmd    string
+	stdout string
+	stderr string
+	// both is stdout and stderr as they came, one stream, as bpftrace's
+	// runner reads them (2>&1).
+	both     string
 	code     int
 	timedOut bool
 }
@@ -217,7 +232,8 @@ func (c *testCase) execute(t *testing.T, bin string) result {
 		t.Fatal(err)
 	}
 	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	var both lockedBuffer
+	cmd.Stderr = io.MultiWriter(&stderr, &both)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -234,6 +250,7 @@ func (c *testCase) execute(t *testing.T, bin string) result {
 				once.Do(func() { close(attached) })
 			} else {
 				out.WriteString(line)
+				both.Write([]byte(line))
 			}
 			if err != nil {
 				if err != io.EOF {
@@ -274,7 +291,7 @@ func (c *testCase) execute(t *testing.T, bin string) result {
 	case <-time.After(attachTimeout + c.timeout):
 		stop()
 	}
-	res.stdout, res.stderr = out.String(), stderr.String()
+	res.stdout, res.stderr, res.both = out.String(), stderr.String(), both.String()
 	res.code = cmd.ProcessState.ExitCode()
 	if ee, ok := waitErr.(*exec.ExitError); ok && res.code < 0 {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -282,6 +299,24 @@ func (c *testCase) execute(t *testing.T, bin string) result {
 		}
 	}
 	return res
+}
+
+// lockedBuffer is a buffer two goroutines write to.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // startShell starts a BEFORE or AFTER command in its own process group,
