@@ -7,11 +7,13 @@
 // event records and hands them to runtime/output's Printer, reads the maps
 // for printing and for runtime/metrics, and on the way out turns the
 // programs off (stop.go) and leaves the links to a detach helper
-// (handoff.go), which waits while any run attaches (gate.go). Where skb:
+// (handoff.go), which waits while any run starts (gate.go). Where skb:
 // probes attach to functions, auto weighs the backends by the script's cost
 // on this kernel (cost.go), fentry programs load on every CPU ahead of
 // their links, and a progressive start attaches a packet's main path first
-// and the rest while tracing (progressive.go, mainpath.go). Misses
+// and the rest while tracing (progressive.go, mainpath.go); on
+// kprobe-multi an skb: probe is one program, given each function's attach
+// cookie, linked for the main path first (latemulti.go). Misses
 // (misses.go, missesprogs.go) reads what was not seen: runs of the
 // programs the kernel skipped, records lost, functions not attached,
 // captures cut; other parts add their own with AddMisses.
