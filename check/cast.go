@@ -43,6 +43,11 @@ func (c *checker) cast(e *lang.CastExpr) types.Type {
 		c.errorf(e.X, "", "only an integer or a pointer can be cast, got %s", x)
 		return types.Bad
 	}
+	if en, ok := c.scriptEnum(e.Type); ok && e.Ptr == 0 {
+		// (enum BAZ)333 prints FOO, where BAZ has it; a value it has no
+		// name for prints as a number.
+		return types.Type{Kind: types.Int, Size: 8, Signed: true, Fmt: types.FmtEnum, BTF: en}
+	}
 	t := c.namedType(e, e.Type, e.Ptr, "a cast to")
 	if t.Kind == types.Ptr && x.User {
 		// A pointer cast keeps the address space: (struct ts *)args.rqtp

@@ -18,6 +18,9 @@ import (
 type scriptTypes struct {
 	byName      map[string]btf.Type
 	enumerators map[string]int64
+	// enumOf is the enum each enumerator belongs to: an enumerator's value
+	// prints by its name, as bpftrace symbolizes it.
+	enumOf map[string]*btf.Enum
 	// align is the alignment of the types whose attributes set it
 	// (packed: 1; aligned(N)), which their members do not tell.
 	align map[btf.Type]uint32
@@ -51,7 +54,7 @@ func init() {
 // defineTypes builds the script's C types, in order: a member may name
 // a type defined before it, or the kernel's.
 func (c *checker) defineTypes(defs []*lang.CTypeDef) {
-	c.defined = scriptTypes{byName: map[string]btf.Type{}, enumerators: map[string]int64{}, align: map[btf.Type]uint32{}}
+	c.defined = scriptTypes{byName: map[string]btf.Type{}, enumerators: map[string]int64{}, enumOf: map[string]*btf.Enum{}, align: map[btf.Type]uint32{}}
 	for _, def := range defs {
 		key := def.Kind + " " + def.Name
 		if def.Name != "" {
@@ -69,6 +72,7 @@ func (c *checker) defineTypes(defs []*lang.CTypeDef) {
 					continue
 				}
 				c.defined.enumerators[v.Name] = v.Value
+				c.defined.enumOf[v.Name] = en
 				en.Values = append(en.Values, btf.EnumValue{Name: v.Name, Value: uint64(v.Value)})
 			}
 			if def.Name != "" {
@@ -269,7 +273,29 @@ func (c *checker) scriptEnumerator(e *lang.Ident) (types.Type, bool) {
 		return types.Type{}, false
 	}
 	c.info.Consts[e] = Const{Int: uint64(v)}
+	if en := c.defined.enumOf[e.Name]; en != nil {
+		// bpftrace prints it by name (`@ = ONE` is "@: ONE"); arithmetic
+		// on it gives a plain integer.
+		return types.Type{Kind: types.Int, Size: 8, Signed: true, Fmt: types.FmtEnum, BTF: en}, true
+	}
 	return types.S64, true
+}
+
+// scriptEnum finds an enum the script names in a cast ("enum BAZ"): the
+// script's, or the kernel's.
+func (c *checker) scriptEnum(typ string) (*btf.Enum, bool) {
+	tag, name, _ := strings.Cut(typ, " ")
+	if tag != "enum" {
+		return nil, false
+	}
+	if en, ok := c.defined.byName[typ].(*btf.Enum); ok {
+		return en, true
+	}
+	var en *btf.Enum
+	if c.opts.BTF != nil && c.opts.BTF.TypeByName(name, &en) == nil {
+		return en, true
+	}
+	return nil, false
 }
 
 // scriptTagged finds a struct or union the script defines ("struct Foo").

@@ -35,6 +35,10 @@ func (c *checker) mapAssign(m *lang.MapExpr, keys []types.Type, v types.Type) {
 			mi.Keys[i] = types.U64
 			continue
 		}
+		if t, ok := enumBesidePlain(k, mi.Keys[i]); ok {
+			mi.Keys[i] = t
+			continue
+		}
 		if !sameKind(k, mi.Keys[i]) || !sameFormat(k, mi.Keys[i]) {
 			c.errorf(keyNode(m, i), "a map keeps one key type: use another map", "key %d of %s is %s here but %s at %s", i+1, mapName(m.Name), describeInt(k), describeInt(mi.Keys[i]), at)
 			continue
@@ -43,6 +47,10 @@ func (c *checker) mapAssign(m *lang.MapExpr, keys []types.Type, v types.Type) {
 	}
 	if !sameKind(v, mi.Value) {
 		c.errorf(m, "", "%s holds %s here but %s at %s", mapName(m.Name), v, mi.Value, at)
+		return
+	}
+	if t, ok := enumBesidePlain(v, mi.Value); ok {
+		mi.Value = t
 		return
 	}
 	if !sameFormat(v, mi.Value) {
@@ -165,6 +173,21 @@ func sameFormat(a, b types.Type) bool {
 		return a.BTF.TypeName() == b.BTF.TypeName()
 	}
 	return true
+}
+
+// enumBesidePlain reports whether one of two integers is an enum and the
+// other a plain number, and gives the plain integer both are then:
+// bpftrace prints a map whose keys mix an enumerator and a number (@[ONE],
+// @[ONE+1]) as numbers.
+func enumBesidePlain(a, b types.Type) (types.Type, bool) {
+	if a.Kind != types.Int || b.Kind != types.Int {
+		return types.Type{}, false
+	}
+	if !(a.Fmt == types.FmtEnum && b.Fmt == types.FmtDec) && !(b.Fmt == types.FmtEnum && a.Fmt == types.FmtDec) {
+		return types.Type{}, false
+	}
+	plain := func(t types.Type) types.Type { t.Fmt, t.BTF = types.FmtDec, nil; return t }
+	return widen(plain(a), plain(b)), true
 }
 
 // fmtNames say what an integer printed as a name is, for messages.

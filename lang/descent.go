@@ -619,12 +619,14 @@ func (p *descent) unary() (*gUnary, bool) {
 
 var (
 	tagKeywords = []string{"struct", "union"}
-	intTypes    = []string{"uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64"}
-	castTypes   = append(intTypes[:len(intTypes):len(intTypes)], "bool",
+	// castTagKeywords: a cast may also name an enum, (enum BAZ)x.
+	castTagKeywords = []string{"struct", "union", "enum"}
+	intTypes        = []string{"uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64"}
+	castTypes       = append(intTypes[:len(intTypes):len(intTypes)], "bool",
 		"uint8_t", "uint16_t", "uint32_t", "uint64_t", "int8_t", "int16_t", "int32_t", "int64_t")
 )
 
-// gCast: `"(" ( @(tagKeywords) @Ident | @(intTypes) ) @"*"* ")" @@`
+// gCast: `"(" ( @(castTagKeywords) @Ident | @(intTypes) ) @"*"* ")" @@`
 func (p *descent) cast() (*gCast, bool) {
 	if !p.at("(") {
 		return nil, false
@@ -632,7 +634,7 @@ func (p *descent) cast() (*gCast, bool) {
 	g := p.nodes.casts.new(gCast{Pos: p.peek().Pos})
 	p.next()
 	start := p.i
-	tag, ok := p.oneOf(tagKeywords)
+	tag, ok := p.oneOf(castTagKeywords)
 	var name string
 	if ok {
 		name, ok = p.ref(tIdent)
