@@ -103,9 +103,10 @@ type SkbTarget struct {
 	// skb_drop_reason), which `reason` reads.
 	HasReason bool
 	ReasonArg int
-	// Cookie makes the target the kprobe-multi form for every place at
-	// once: the program reads where the skb and the reason are from its
-	// attach cookie (cookie.go); SkbArg is then -1.
+	// Cookie makes the target the kprobe form for every place at once
+	// (kprobe-multi, or kprobes from Linux 5.15): the program reads where
+	// the skb and the reason are from its attach cookie (cookie.go);
+	// SkbArg is then -1.
 	Cookie bool
 	// FuncAddr is what `func` reads on a tracepoint: the address of the
 	// kernel's __traceiter_NAME.

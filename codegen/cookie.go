@@ -6,9 +6,10 @@ import (
 	"github.com/cilium/ebpf/asm"
 )
 
-// On kprobe-multi, an skb: probe compiles to one program for every place of
-// the skb and the drop reason among its functions' arguments (SkbTarget's
-// Cookie): the runtime attaches it with a cookie per function
+// On kprobe-multi, and on kprobes where the kernel gives them attach
+// cookies (5.15 on), an skb: probe compiles to one program for every place
+// of the skb and the drop reason among its functions' arguments
+// (SkbTarget's Cookie): the runtime attaches it with a cookie per function
 // (AttachCookie) that says where they are, and the program reads them by
 // bpf_get_attach_cookie. The verifier lets a program read its context at
 // constant offsets only, so the skb is read by a switch over the places
@@ -25,7 +26,7 @@ const (
 	cookieFieldMask   = 0xff
 )
 
-// AttachCookie is the kprobe-multi attach cookie of a function whose skb is
+// AttachCookie is the attach cookie of a function whose skb is
 // argument skbArg and whose drop reason is argument reasonArg (-1: none),
 // for a program compiled for a Cookie target.
 func AttachCookie(skbArg, reasonArg int) uint64 {

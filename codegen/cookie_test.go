@@ -22,14 +22,18 @@ func TestAttachCookie(t *testing.T) {
 	}
 }
 
-// TestCookieProgram: on kprobe-multi, an skb: probe for every place of the
-// skb is one program that reads its attach cookie once, and the verifier
-// takes it (the switch over the registers' constant offsets, the read past
-// them from the stack, and `reason` read through the cookie).
+// TestCookieProgram: on kprobe-multi and kprobes, an skb: probe for every
+// place of the skb is one program that reads its attach cookie once, and
+// the verifier takes it (the switch over the registers' constant offsets,
+// the read past them from the stack, and `reason` read through the cookie).
 func TestCookieProgram(t *testing.T) {
 	text := `skb:* /dport == 9/ { print(len, reason, func) }`
-	for _, arch := range []string{"", "arm64"} {
-		out := compileWith(t, text, codegen.Options{Backend: codegen.BackendKprobeMulti, Arch: arch,
+	for _, c := range []struct {
+		backend codegen.Backend
+		arch    string
+	}{{codegen.BackendKprobeMulti, ""}, {codegen.BackendKprobeMulti, "arm64"}, {codegen.BackendKprobe, ""}} {
+		arch := c.arch
+		out := compileWith(t, text, codegen.Options{Backend: c.backend, Arch: arch,
 			SkbTargets: map[string][]codegen.SkbTarget{"*": {{SkbArg: -1, Cookie: true}}}})
 		var own []*codegen.Program
 		for _, p := range out.Programs {
@@ -41,7 +45,7 @@ func TestCookieProgram(t *testing.T) {
 			t.Fatalf("%s: %d programs, want 1", arch, len(own))
 		}
 		p := own[0]
-		if !p.Cookie || p.SkbArg != -1 || !p.Attach.Multi || !p.KprobeForm() || !strings.HasSuffix(p.Name, "_skbs") {
+		if !p.Cookie || p.SkbArg != -1 || p.Attach.Multi != (c.backend == codegen.BackendKprobeMulti) || !p.KprobeForm() || !strings.HasSuffix(p.Name, "_skbs") {
 			t.Errorf("%s: program %s: Cookie %v SkbArg %d Multi %v", arch, p.Name, p.Cookie, p.SkbArg, p.Attach.Multi)
 		}
 		calls := 0

@@ -122,13 +122,15 @@ func skbBackend(cfg Config, script *lang.Script, whole func() (*btf.Spec, error)
 }
 
 // funcTargets are the programs an skb: glob compiles to on a function
-// backend: one per function with fentry; with kprobe-multi, one for every
-// function, which reads where its skb and drop reason are from the attach
-// cookie the runtime gives each; with kprobes, one per place of the skb
-// and the drop reason among the arguments, each attached by the runtime to
-// every function whose arguments are so placed.
+// backend: one per function with fentry; with kprobe-multi, and kprobes
+// where they take attach cookies (5.15 on), one for every function, which
+// reads where its skb and drop reason are from the attach cookie the
+// runtime gives each; with older kprobes, one per place of the skb and the
+// drop reason among the arguments, each attached by the runtime to every
+// function whose arguments are so placed.
 func funcTargets(backend session.Backend, fns []kernel.SkbFunc) []codegen.SkbTarget {
-	if backend == session.BackendKprobeMulti && len(fns) > 0 {
+	cookies := backend == session.BackendKprobeMulti || backend == session.BackendKprobe && session.KprobeCookies()
+	if cookies && len(fns) > 0 {
 		return []codegen.SkbTarget{{SkbArg: -1, Cookie: true}}
 	}
 	var tgs []codegen.SkbTarget

@@ -101,14 +101,6 @@ func byEntry(a, b *codegen.Program) int {
 	return 1
 }
 
-// attachKprobe attaches a kprobe, or a kretprobe for an skbret: program.
-func attachKprobe(prog *ebpf.Program, fn string, ret bool) (link.Link, error) {
-	if ret {
-		return link.Kretprobe(fn, prog, nil)
-	}
-	return link.Kprobe(fn, prog, nil)
-}
-
 // skip records a function that refused.
 func (a *AttachStats) skip(fn string, err error) { a.skipWith(a.Backend, fn, err) }
 
@@ -324,6 +316,8 @@ func (s *Session) attachFuncs(fa *FuncAttach) (*AttachStats, error) {
 type step struct {
 	fn   string
 	prog *codegen.Program
+	// cookie is the function's attach cookie, for a Cookie program.
+	cookie uint64
 	// fentry: the program is loaded for this function alone.
 	fentry bool
 }
@@ -334,12 +328,11 @@ type step struct {
 func (s *Session) funcSteps(fa *FuncAttach, kprobes, fentries []*codegen.Program) []step {
 	var out []step
 	for _, p := range kprobes {
-		fns := funcTargets(p, fa)
 		if p.Attach.Multi {
 			continue
 		}
-		for _, fn := range fns {
-			out = append(out, step{fn: fn, prog: p})
+		for _, t := range multiTargets(p, fa) {
+			out = append(out, step{fn: t.fn, prog: p, cookie: t.cookie})
 		}
 	}
 	for _, p := range fentries {
@@ -360,7 +353,7 @@ func (s *Session) runSteps(steps []step, st *AttachStats, links *[]link.Link, pr
 		}
 		if !sp.fentry {
 			t := time.Now()
-			l, err := attachKprobe(s.coll.Programs[sp.prog.Name], sp.fn, sp.prog.Return)
+			l, err := attachKprobe(s.coll.Programs[sp.prog.Name], sp.fn, sp.prog.Return, sp.cookie)
 			st.Linking += time.Since(t)
 			if err != nil {
 				st.skip(sp.fn, err)
