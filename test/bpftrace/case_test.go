@@ -187,6 +187,17 @@ func (c *testCase) set(directive, arg string) error {
 	return nil
 }
 
+// exact reports whether the case reads stdout alone (EXPECT_FILE,
+// EXPECT_JSON).
+func (c *testCase) exact() bool {
+	for _, e := range c.expects {
+		if e.mode == expectFile || e.mode == expectJSON {
+			return true
+		}
+	}
+	return false
+}
+
 // validate checks a case as bpftrace's parser does.
 func (c *testCase) validate() error {
 	exact := 0

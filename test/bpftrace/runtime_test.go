@@ -227,15 +227,34 @@ func (c *testCase) execute(t *testing.T, bin string) result {
 	cmd.Env = append(os.Environ(), notifyLine+"=1")
 	cmd.Env = append(cmd.Env, c.env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var stderr bytes.Buffer
 	var both lockedBuffer
-	cmd.Stderr = io.MultiWriter(&stderr, &both)
+	var stdout io.ReadCloser
+	if c.exact() {
+		// EXPECT_FILE and EXPECT_JSON read stdout alone.
+		p, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdout = p
+		cmd.Stderr = io.MultiWriter(&stderr, &both)
+	} else {
+		// One pipe for both, as bpftrace's runner's 2>&1: the lines
+		// in the order the program wrote them.
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		stdout = r
+		cmd.Stdout, cmd.Stderr = w, w
+		defer w.Close()
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
+	}
+	if f, ok := cmd.Stdout.(*os.File); ok {
+		f.Close()
 	}
 	attached := make(chan struct{})
 	var out bytes.Buffer

@@ -28,3 +28,14 @@ func TestUpstream(t *testing.T) {
 		return link
 	}, "")
 }
+
+// TestUpstreamBpftrace runs the same cases with bpftrace itself
+// (SKBTRACE_BPFTRACE): a case it fails is of another bpftrace version
+// than the one SKBTRACE_BPFTRACE names, or needs what this host lacks.
+func TestUpstreamBpftrace(t *testing.T) {
+	dir, bin := os.Getenv("SKBTRACE_UPSTREAM_CASES"), os.Getenv("SKBTRACE_BPFTRACE")
+	if dir == "" || bin == "" {
+		t.Skip("SKBTRACE_UPSTREAM_CASES and SKBTRACE_BPFTRACE name the cases and the bpftrace to run them with")
+	}
+	runDir(t, dir, func(*testing.T) string { return bin }, "bpftrace")
+}
