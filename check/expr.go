@@ -278,7 +278,11 @@ func (c *checker) useField(e *lang.Ident, f *stdlib.Field) types.Type {
 		t.BTF = c.info.SkbType
 	case "curtask":
 		var task *btf.Struct
-		if err := c.opts.BTF.TypeByName("task_struct", &task); err == nil {
+		if st, ok := c.scriptTagged("struct task_struct"); ok {
+			// The script's own struct task_struct shadows the kernel's,
+			// as in bpftrace.
+			t.BTF = st
+		} else if err := c.opts.BTF.TypeByName("task_struct", &task); err == nil {
 			t.BTF = task
 		}
 	case "retval":

@@ -165,7 +165,8 @@ func (c *checker) assign(s *lang.AssignStmt) {
 			return
 		}
 		if v.IsInt() {
-			v = types.Type{Kind: types.Int, Size: 8, Signed: v.Signed, Fmt: v.Fmt, BTF: v.BTF, User: v.User}
+			// Widened to a u64 slot; Layout keeps strftime()'s format.
+			v = types.Type{Kind: types.Int, Size: 8, Signed: v.Signed, Fmt: v.Fmt, BTF: v.BTF, User: v.User, Layout: v.Layout}
 		}
 		v = storedStruct(v)
 		c.mapAssign(t, keys, v)

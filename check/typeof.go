@@ -7,6 +7,7 @@ import (
 
 	"github.com/skbtrace/skbtrace/lang"
 	"github.com/skbtrace/skbtrace/lang/types"
+	"github.com/skbtrace/skbtrace/stdlib"
 )
 
 // typeOf checks bpftrace's sizeof(TYPE), sizeof(x), offsetof(TYPE, a.b) and
@@ -32,6 +33,13 @@ func (c *checker) typeOf(e *lang.TypeOfExpr) types.Type {
 // typeOfOperand is the size of the type or expression sizeof and offsetof
 // name, and the BTF type offsetof walks (nil where there is none).
 func (c *checker) typeOfOperand(e *lang.TypeOfExpr) (uint64, btf.Type, bool) {
+	if id, ok := e.X.(*lang.Ident); ok {
+		if n, ok := c.typeNameSize(id.Name); ok {
+			// sizeof(uint64_t), sizeof(u32): a type's name, not a value.
+			c.info.Consts[id] = Const{Int: n}
+			return n, nil, true
+		}
+	}
 	if e.X != nil {
 		t := c.typeOfExpr(e.X)
 		switch {
@@ -170,4 +178,32 @@ func tupleLayout(t types.Type) (size, align uint64) {
 		return n, n
 	}
 	return uint64(t.Size), 1
+}
+
+// typeNameSize is the size of a type sizeof names bare, as bpftrace takes
+// it: bpftrace's integer names (uint64), the C99 ones (uint64_t) and the
+// kernel's integer typedefs (u32, pid_t). A builtin or an enumerator of
+// that name is a value, not a type.
+func (c *checker) typeNameSize(name string) (uint64, bool) {
+	if t, ok := castInts[strings.TrimSuffix(name, "_t")]; ok && name != "int" {
+		return uint64(t.Size), true
+	}
+	if stdlib.LookupField(name) != nil || stdlib.LookupConst(name) != nil {
+		return 0, false
+	}
+	if _, ok := c.defined.enumerators[name]; ok {
+		return 0, false
+	}
+	if c.opts.BTF == nil {
+		return 0, false
+	}
+	for _, t := range anyNamed(c.opts.BTF, name) {
+		switch t.(type) {
+		case *btf.Typedef, *btf.Int:
+			if n, err := btf.Sizeof(t); err == nil {
+				return uint64(n), true
+			}
+		}
+	}
+	return 0, false
 }

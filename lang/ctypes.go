@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -20,6 +21,11 @@ type CTypeDef struct {
 	// Attrs are the attributes after its closing brace (bpftrace 0.26):
 	// struct Foo { ... } __attribute__((packed));
 	Attrs []CAttr
+	// Nested are the types its members define in place, as C allows:
+	// struct Foo { struct Bar { int x; } bar; struct { int y; } anon; }
+	// (an anonymous one named as clang names it, "(anonymous at L:C)").
+	// The preamble lists them before it.
+	Nested []*CTypeDef
 }
 
 // CField is a member of a defined struct or union: `unsigned int a;`,
@@ -153,6 +159,16 @@ func (p *cParser) fields(def *CTypeDef) {
 			switch {
 			case t.text == "struct" || t.text == "union" || t.text == "enum":
 				p.next()
+				if p.peek().text == "{" || (p.i+1 < len(p.toks) && p.toks[p.i+1].text == "{") {
+					// A type defined in place: struct Bar { ... } bar;
+					name, ok := p.nested(def, t)
+					if !ok {
+						return
+					}
+					words = append(words, t.text+" "+name)
+					last = p.toks[p.i-1]
+					break base
+				}
 				name := p.next()
 				if !isIdentStart(name.text[0]) {
 					p.errorf(name, "name the type: "+t.text+" NAME", "expected a %s's name", t.text)
@@ -230,6 +246,11 @@ func (p *cParser) fields(def *CTypeDef) {
 			if sep.text == "," {
 				continue
 			}
+			if p.i > len(p.toks) {
+				// The last member before } without its ; (clang warns
+				// and takes it, as bpftrace does).
+				break
+			}
 			if sep.text != ";" {
 				p.errorf(sep, "end each member with ;", "expected \";\" after member %s, got %q", f.Name, sep.text)
 				return
@@ -286,4 +307,54 @@ func (p *cParser) enumValues(def *CTypeDef) {
 			return
 		}
 	}
+}
+
+// nested parses a type defined in a member's place, `struct [NAME] {
+// ... }` (the keyword taken), adds it to def.Nested and returns its name.
+func (p *cParser) nested(def *CTypeDef, kw ctok) (string, bool) {
+	name := ""
+	nameTok := kw
+	if p.peek().text != "{" {
+		nameTok = p.next()
+		if !isIdentStart(nameTok.text[0]) {
+			p.errorf(nameTok, "name the type: "+kw.text+" NAME", "expected a %s's name", kw.text)
+			return "", false
+		}
+		name = nameTok.text
+	}
+	open := p.i
+	p.next() // {
+	depth := 1
+	for p.i < len(p.toks) && depth > 0 {
+		switch p.next().text {
+		case "{":
+			depth++
+		case "}":
+			depth--
+		}
+	}
+	if depth > 0 {
+		p.errorf(p.toks[open], "close it with }", "this %s has no closing brace", kw.text)
+		return "", false
+	}
+	closeTok := p.toks[p.i-1]
+	if name == "" {
+		pos := p.r.src.PosAt(kw.off)
+		name = fmt.Sprintf("(anonymous at %d:%d)", pos.Line, pos.Col)
+	}
+	n := &CTypeDef{At: p.span(kw, closeTok), Kind: kw.text, Name: name, NameSpan: p.span(nameTok, nameTok)}
+	sub := &cParser{r: p.r, d: p.d, toks: p.toks[open+1 : p.i-1], end: closeTok.off}
+	if kw.text == "enum" {
+		sub.enumValues(n)
+	} else {
+		sub.fields(n)
+	}
+	if sub.bad {
+		p.bad = true
+		return "", false
+	}
+	def.Nested = append(def.Nested, n.Nested...)
+	n.Nested = nil
+	def.Nested = append(def.Nested, n)
+	return name, true
 }

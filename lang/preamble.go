@@ -69,7 +69,7 @@ func (r *rangeParser) preamble(ch chunk, s *Script, d *Diagnostics) chunk {
 		case cDefRe.MatchString(rest):
 			m := cDefRe.FindStringSubmatchIndex(rest)
 			if def := r.cTypeDef(d, ch.start, ch.end, m); def != nil {
-				s.Types = append(s.Types, def)
+				s.Types = append(append(s.Types, def.Nested...), def)
 			}
 			return chunk{ch.end, ch.end}
 		case macroRe.MatchString(rest):

@@ -57,7 +57,7 @@ let @c = hash(1_000);
 	for _, c := range []struct{ text, err string }{
 		{"let @a = bogus(1);\nbegin { }", `t.bt:1:10: unknown map type "bogus"`},
 		{"let @a = hash();\nbegin { }", "t.bt:1:15: a map declaration takes one argument"},
-		{"struct Foo { int a }\nbegin { }", `expected ";" after member a`},
+		{"struct Foo { int a int b; }\nbegin { }", `expected ";" after member a, got "int"`},
 		{"struct Foo { int a[x]; }\nbegin { }", "expected an array length"},
 		{"struct { int a; }\nbegin { }", "an anonymous struct cannot be used"},
 		{"typedef int foo;\nbegin { }", "typedef is not supported"},

@@ -280,7 +280,12 @@ func af(name string, v uint64) *Const {
 var constIndex = byName(Consts, func(c *Const) string { return c.Name })
 
 // LookupConst finds a named constant.
-func LookupConst(name string) *Const { return constIndex[name] }
+func LookupConst(name string) *Const {
+	if c := constIndex[name]; c != nil {
+		return c
+	}
+	return errnoConsts[name]
+}
 
 // Names lists every builtin name: fields, constants, functions, for hints.
 func Names() []string {
