@@ -556,10 +556,19 @@ func (c *checker) cond(e *lang.CondExpr) types.Type {
 	switch {
 	case a.IsInt() && b.IsInt():
 		return types.Type{Kind: types.Int, Size: 8, Signed: a.Signed && b.Signed, Fmt: sameFmt(a, b)}
-	case a.Kind == types.String && b.Kind == types.String:
-		return types.Str(max(a.Size, b.Size))
+	case a.Kind == types.String && b.Kind == types.String && (a.Fmt == types.FmtBuf) == (b.Fmt == types.FmtBuf):
+		t := types.Str(max(a.Size, b.Size))
+		if a.Fmt == types.FmtBuf && b.Fmt == types.FmtBuf {
+			// buf() in both: a length byte, then the bytes.
+			t.Fmt = types.FmtBuf
+		}
+		return t
 	case a.Kind == b.Kind && a.Kind == types.Addr:
 		return a
+	case a.Kind == types.Tuple && b.Kind == types.Tuple && sameKind(a, b):
+		// (string[13], string[2]) beside (string[2], string[13]):
+		// each element as wide as the wider.
+		return widenTuple(a, b)
 	}
 	c.errorf(e, "", "the branches of ?: have different types: %s and %s", a, b)
 	return types.Bad

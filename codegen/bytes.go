@@ -4,6 +4,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 
 	"github.com/skbtrace/skbtrace/lang"
+	"github.com/skbtrace/skbtrace/lang/types"
 )
 
 // macaddr pushes the 6 bytes at a pointer, or in an array member, as the
@@ -56,7 +57,19 @@ func (g *gen) strncmp(c *lang.CallExpr) error {
 func (g *gen) bufInto(c *lang.CallExpr, at int16) error {
 	n := g.info.Types[c].Size - 1
 	arg := c.Args[0]
-	if g.info.Types[arg].IsScalar() {
+	if t := g.info.Types[arg]; t.Kind == types.String {
+		// A string value (a literal, a variable, str()): written to a
+		// zeroed slot as long as the read, then read from there.
+		size := max(SlotSize(t), (n+7)&^7)
+		slot, err := g.frame.alloc(size)
+		if err != nil {
+			return err
+		}
+		if err := g.into(arg, slot, size); err != nil {
+			return err
+		}
+		g.emit(asm.Mov.Reg(asm.R3, asm.RFP), asm.Add.Imm(asm.R3, int32(slot)))
+	} else if g.info.Types[arg].IsScalar() {
 		if err := g.expr(arg); err != nil {
 			return err
 		}

@@ -39,9 +39,35 @@ func (l *lowerer) blockExpr(g *gBlock) *BlockExpr {
 	if n := len(g.Stmts); n > 0 && len(g.Stmts[n-1].Semis) == 0 && len(b.Stmts) > 0 {
 		if x, ok := b.Stmts[len(b.Stmts)-1].(*ExprStmt); ok {
 			e.Stmts, e.Value = b.Stmts[:len(b.Stmts)-1], x.X
+		} else if gi := g.Stmts[n-1].If; gi != nil && hasElse(gi) {
+			// An if with an else ending a block that is a value is an
+			// if expression where each branch has a value: `if (a) {
+			// if (b) { 1 } else { 2 } } else { 3 }`.
+			if v := l.ifExpr(gi); valued(v) {
+				e.Stmts, e.Value = b.Stmts[:len(b.Stmts)-1], v
+			}
 		}
 	}
 	return e
+}
+
+// valued reports whether an if expression's branches all have a value.
+func valued(e Expr) bool {
+	switch x := e.(type) {
+	case *CondExpr:
+		return valued(x.Then) && valued(x.Else)
+	case *BlockExpr:
+		return x.Value != nil
+	}
+	return true
+}
+
+// hasElse reports whether every branch of an if chain ends in an else.
+func hasElse(g *gIf) bool {
+	for g.ElseIf != nil {
+		g = g.ElseIf
+	}
+	return g.Else != nil
 }
 
 // ifExpr lowers `if (c) { a } else { b }` in an expression to

@@ -215,7 +215,10 @@ var Funcs = []*Func{
 				c.Errorf(1, "buf reads at most that many bytes; give a smaller length", "buf's length must be from 1 to %d", MaxBuf)
 				return t
 			}
-			if array {
+			if array && a.Kind != types.String {
+				// A string (buf("ok_key", 8)) is read whole, its NULs
+				// too, as bpftrace does; an array member no further
+				// than its end.
 				v = min(v, int64(a.Size))
 			}
 			t.Size = 1 + int(v)
