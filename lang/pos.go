@@ -31,6 +31,10 @@ type Source struct {
 	// Params are the positional parameters: a probe may name them, as
 	// bpftrace allows (interval:s:$1, kprobe:$1); they stand there as text.
 	Params []string
+	// IncludeDirs are -I's directories and Includes --include's files:
+	// where #include finds the headers whose #defines it reads
+	// (include.go).
+	IncludeDirs, Includes []string
 	// lineStarts holds the offset of each line's first byte, built on the
 	// first PosAt: positions are then a binary search, not a scan.
 	lineStarts []int

@@ -12,8 +12,9 @@ import (
 //   - #ifdef NAME, #ifndef NAME, #else, #endif, nested; #if 0 and #if 1;
 //     BPFTRACE_HAVE_BTF is defined, as bpftrace defines it where the kernel
 //     has BTF: skbtrace always reads types from BTF;
-//   - #include and #pragma lines are accepted and ignored: BTF serves the
-//     types the headers would declare.
+//   - #include reads a header's #define constants where it is found (-I
+//     directories, the script's; include.go), not its types: BTF serves
+//     the types the headers would declare; #pragma lines are ignored.
 //
 // The other constructs of C's preprocessor (function-like macros, #if with
 // an expression, #elif) are errors that say what to write instead. Every
@@ -44,10 +45,14 @@ type preprocessor struct {
 // lines, and the macros defined in it.
 func preprocess(src *Source, text string, d *Diagnostics) (string, *macros) {
 	m := newMacros()
+	p := &preprocessor{src: src, d: d, out: []byte(text), macros: m}
+	for _, inc := range src.Includes {
+		// --include FILE: as #include FILE before the script.
+		p.includeHeader(inc, true, 0, 0)
+	}
 	if !strings.Contains(text, "#") {
 		return text, m
 	}
-	p := &preprocessor{src: src, d: d, out: []byte(text), macros: m}
 	inComment := false
 	for start := 0; start < len(text); {
 		end := lineEndAt(text, start)
@@ -187,8 +192,14 @@ func (p *preprocessor) activeDirective(name, arg string, argAt int, at, whole Sp
 	case "undef":
 		id := p.condName(name, arg, argAt, whole)
 		p.macros.undefine(id, whole.End.Offset)
-	case "include", "include_next", "pragma", "":
-		// Types come from BTF; an empty # is C's null directive.
+	case "include", "include_next":
+		// Types come from BTF; a header found gives its #defines
+		// (include.go).
+		if inc, quoted, ok := headerName(arg); ok {
+			p.includeHeader(inc, quoted, whole.End.Offset, 0)
+		}
+	case "pragma", "":
+		// An empty # is C's null directive.
 	case "error":
 		p.d.Add(whole, "", "#error %s", arg)
 	default:

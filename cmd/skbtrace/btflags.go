@@ -29,8 +29,8 @@ type btOptions struct {
 	noWarnings bool
 	// buffering is -B: line, full or none.
 	buffering string
-	// include and includeDirs are --include and -I: accepted and
-	// ignored, as skbtrace ignores #include (types come from BTF).
+	// include and includeDirs are --include and -I: where #include finds
+	// the headers whose #define constants it reads (types come from BTF).
 	include, includeDirs []string
 	// probeFilter is --probe-filter REGEX.
 	probeFilter string
@@ -48,8 +48,8 @@ func addBpftraceFlags(fs *pflag.FlagSet, b *btOptions) {
 	fs.BoolVarP(&b.warnings, "warnings", "k", false, "bpftrace's -k: skbtrace's failed probe reads read zero and are not reported (it says so)")
 	fs.BoolVar(&b.noWarnings, "no-warnings", false, "print no warning or note on stderr (errors still are)")
 	fs.StringVarP(&b.buffering, "buffering", "B", "line", "output buffering `MODE`: line, full or none (skbtrace writes what it has whenever no event is pending, so all three print at once)")
-	fs.StringArrayVar(&b.include, "include", nil, "bpftrace's #include `FILE` before the script: accepted and ignored, as #include is (types come from BTF)")
-	fs.StringArrayVarP(&b.includeDirs, "include-dir", "I", nil, "bpftrace's include search path `DIR`: accepted and ignored")
+	fs.StringArrayVar(&b.include, "include", nil, "bpftrace's #include `FILE` before the script: its #define constants, where it is found (types come from BTF)")
+	fs.StringArrayVarP(&b.includeDirs, "include-dir", "I", nil, "bpftrace's header search path `DIR`: where #include finds the headers whose #define constants it reads (types come from BTF)")
 	fs.StringVar(&b.probeFilter, "probe-filter", "", "run only the probes whose name matches `REGEX` (as written, or in full: tracepoint:CAT:NAME, begin, interval:ms:100)")
 	fs.BoolVar(&b.dryRun, "dry-run", false, "compile the script and load its programs (the kernel's verifier checks them), then exit without attaching or running any probe")
 	fs.BoolVar(&b.info, "info", false, "print what this kernel's BPF supports (program, map and probe types, helpers), then exit")

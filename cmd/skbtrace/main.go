@@ -228,6 +228,10 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		return report(stderr, err)
 	}
 	o.filter, o.graph = req.Filter, req.Graph
+	if src != nil {
+		// #include's headers, for their #defines (lang/include.go).
+		src.IncludeDirs, src.Includes = o.bt.includeDirs, o.bt.include
+	}
 	if src == nil {
 		usage(stderr, fs)
 		return 1

@@ -1,0 +1,3 @@
+/* Included by consts.h. */
+#define MORE \
+	7
