@@ -212,6 +212,9 @@ type CallExpr struct {
 	Name     string
 	NameSpan Span
 	Args     []Expr
+	// Assert marks the errorf an assert(cond, msg) becomes: it prints
+	// bpftrace's "assert failed" lines (check/diagfmt.go).
+	Assert bool
 }
 
 // FieldExpr is `x->name` (Arrow) or `x.name`.

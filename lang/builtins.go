@@ -207,7 +207,7 @@ func isErr(c *CallExpr) Expr {
 func assertCall(c *CallExpr) Expr {
 	at := c.At
 	format := &StrLit{At: at, Value: "%s"}
-	errorf := &ExprStmt{At: at, X: &CallExpr{At: at, Name: "errorf", NameSpan: c.NameSpan, Args: []Expr{format, c.Args[1]}}}
+	errorf := &ExprStmt{At: at, X: &CallExpr{At: at, Name: "errorf", NameSpan: c.NameSpan, Args: []Expr{format, c.Args[1]}, Assert: true}}
 	// bpftrace's assert exits with status 1.
 	exit := &ExprStmt{At: at, X: &CallExpr{At: at, Name: "exit", NameSpan: c.NameSpan, Args: []Expr{&IntLit{At: at, Value: 1}}}}
 	not := &UnaryExpr{At: c.Args[0].Span(), Op: "!", X: &ParenExpr{At: c.Args[0].Span(), X: c.Args[0]}}

@@ -26,7 +26,9 @@ import (
 //
 // begin runs before the tests, as in bpftrace, its output not shown; a
 // failed test's output is shown between its RUN and FAILED lines, a
-// passed one's not, as bpftrace does. Unlike bpftrace, end does not run.
+// passed one's not, as bpftrace does; end runs after the report (after
+// the table with --bench), its output shown, as in bpftrace. Unlike
+// bpftrace, an exit(N) in end does not set the exit status.
 
 type testBenchOptions struct {
 	test, bench bool
@@ -119,10 +121,36 @@ func runTestsOrBenches(t testBenchOptions, plan *pipeline.Plan, format string, s
 	for _, p := range progs {
 		runs = append(runs, &programRun{name: p.Attach.Name, prog: coll.Programs[p.Name]})
 	}
+	var status int
 	if t.bench {
-		return printBenches(runs, stdout, stderr)
+		status = printBenches(runs, stdout, stderr)
+	} else {
+		status = printTests(runs, printed, stdout, stderr)
 	}
-	return printTests(runs, printed, stdout, stderr)
+	if err := runEnd(plan, coll, printed, stdout); err != nil {
+		return report(stderr, err)
+	}
+	// Where bpftrace prints the maps at exit: two newlines.
+	fmt.Fprint(stdout, "\n\n")
+	return status
+}
+
+// runEnd runs the script's end probes once the tests or benches are done,
+// and prints what they printed, as bpftrace does.
+func runEnd(plan *pipeline.Plan, coll *ebpf.Collection, printed *session.TestOutput, w io.Writer) error {
+	for _, p := range plan.Output.Programs {
+		if p.Helper == "" && p.Attach.Kind == codegen.AttachEnd {
+			if _, err := coll.Programs[p.Name].Run(&ebpf.RunOptions{}); err != nil {
+				return fmt.Errorf("end: %w", err)
+			}
+		}
+	}
+	out, err := printed.Take()
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(out)
+	return err
 }
 
 // programRun is a test: or bench: program and its name.
@@ -166,8 +194,6 @@ func printTests(runs []*programRun, printed *session.TestOutput, w, stderr io.Wr
 			line(gtestRed, "  FAILED  ", n)
 		}
 	}
-	// Where bpftrace prints the maps at exit: two newlines.
-	fmt.Fprint(w, "\n\n")
 	if len(failed) > 0 {
 		return 1
 	}
@@ -202,6 +228,5 @@ func printBenches(runs []*programRun, w, stderr io.Writer) int {
 		}
 		fmt.Fprintf(w, "%-*s%-15d%d\n", width, r.name, per.Nanoseconds(), n)
 	}
-	fmt.Fprint(w, "\n\n")
 	return status
 }
