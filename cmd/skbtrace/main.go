@@ -177,7 +177,8 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		return report(stderr, err)
 	}
 	if o.format != "text" && o.format != "json" {
-		fmt.Fprintf(stderr, "skbtrace: -f takes text or json, not %q\n", o.format)
+		// bpftrace's error, then what to give.
+		fmt.Fprintf(stderr, "ERROR: Invalid output format %q\nHINT: -f takes text or json, not %q\n", o.format, o.format)
 		return 1
 	}
 	if err := session.CheckBackendName(o.backend); err != nil {
@@ -266,5 +267,11 @@ func (o options) config(params []string, stderr io.Writer) pipeline.Config {
 
 // warner says the pipeline's lines on stderr.
 func warner(stderr io.Writer) func(string) {
-	return func(msg string) { fmt.Fprint(stderr, paintDiagnostics("skbtrace: "+msg+"\n", colorYellow)) }
+	return func(msg string) {
+		if !strings.HasPrefix(msg, "ERROR: ") && !strings.HasPrefix(msg, "WARNING: ") {
+			// A message in bpftrace's words keeps them alone.
+			msg = "skbtrace: " + msg
+		}
+		fmt.Fprint(stderr, paintDiagnostics(msg+"\n", colorYellow))
+	}
 }

@@ -1,8 +1,10 @@
 package output
 
 import (
+	"errors"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/skbtrace/skbtrace/codegen"
 )
@@ -17,7 +19,16 @@ func (p *Printer) cat(ev *codegen.Event, b []byte) ([]byte, bool) {
 	name := string(p.scratch)
 	f, err := os.Open(name)
 	if err != nil {
-		p.warnf("cat: %v", err)
+		// bpftrace's words: ERROR: failed to open file 'F' (strerror).
+		why := err.Error()
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			why = pe.Err.Error()
+			if why != "" {
+				why = strings.ToUpper(why[:1]) + why[1:]
+			}
+		}
+		p.warnf("ERROR: failed to open file '%s' (%s)", name, why)
 		return nil, false
 	}
 	defer f.Close()

@@ -19,9 +19,12 @@ func (l *lister) listPatterns(arg string) error {
 	for _, pattern := range strings.Split(arg, ",") {
 		pattern = strings.TrimSpace(pattern)
 		var err error
-		if pattern == "*" || pattern == "" {
+		switch {
+		case pattern == "*" || pattern == "":
 			err = l.listAll()
-		} else {
+		case !strings.Contains(pattern, ":") && strings.ContainsAny(pattern, "*?[") && !strings.HasPrefix(pattern, "struct ") && !strings.HasPrefix(pattern, "union "):
+			err = l.listAnyKind(pattern)
+		default:
 			err = l.list(pattern)
 		}
 		if err != nil {
@@ -58,6 +61,43 @@ func (l *lister) listAll() error {
 	}
 	if len(errs) == 4 {
 		return errors.Join(errs...)
+	}
+	return nil
+}
+
+// listAnyKind lists the probes of every kind whose whole name a pattern
+// without a kind matches, as bpftrace's -l '*sleep*' does
+// (tracepoint:sched:sched_switch for *sched_switch*); an skb: function
+// is matched by its bare name too (ip_*), as skbtrace's -l always did.
+func (l *lister) listAnyKind(pattern string) error {
+	emit := l.emit
+	defer func() { l.emit = emit }()
+	n, keep := 0, false
+	l.emit = func(line string) {
+		if strings.HasPrefix(line, " ") || strings.HasPrefix(line, "\t") {
+			// -lv's lines under a probe go with it.
+			if keep {
+				emit(line)
+			}
+			return
+		}
+		probe, _, _ := strings.Cut(line, " ")
+		whole, _ := path.Match(pattern, probe)
+		bare := false
+		if name, ok := strings.CutPrefix(probe, "skb:"); ok {
+			bare, _ = path.Match(pattern, name)
+		}
+		keep = whole || bare
+		if keep {
+			n++
+			emit(line)
+		}
+	}
+	if err := l.listAll(); err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("no probe matches %q", pattern)
 	}
 	return nil
 }
