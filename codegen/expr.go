@@ -362,6 +362,9 @@ func (g *gen) context(e *lang.Ident, f *stdlib.Field) error {
 		return g.kstackLen()
 	case "curtask":
 		g.emit(asm.FnGetCurrentTask.Call())
+	case "ctx":
+		// R9 keeps the program's context (compile.go).
+		g.emit(asm.Mov.Reg(asm.R0, asm.R9))
 	case "cpu":
 		g.emit(asm.FnGetSmpProcessorId.Call())
 	case "pid", "tid":

@@ -166,6 +166,7 @@ var Fields = []*Field{
 	{Name: "gid", Doc: "group id of the current task", Type: types.U32, Src: ctx()},
 	{Name: "rand", Doc: "a pseudo-random 32-bit number", Type: types.U32, Src: ctx()},
 	{Name: "curtask", Doc: "the current task, a typed pointer: curtask->pid", Type: types.Type{Kind: types.Ptr, Size: 8}, Src: ctx()},
+	{Name: "ctx", Doc: "the probe's context, a pointer (bpftrace's ctx): cast it to read it, ((struct pt_regs *)ctx)->ip", Type: types.Type{Kind: types.Ptr, Size: 8}, Src: ctx()},
 	{Name: "time", Doc: "when the event happened, printed as the wall-clock time HH:MM:SS", Type: types.Type{Kind: types.Int, Size: 8, Fmt: types.FmtTime}, Src: ctx()},
 	{Name: "nsecs", Doc: "monotonic time in nanoseconds", Type: types.U64, Src: ctx()},
 	{Name: "elapsed", Doc: "nanoseconds since tracing started", Type: types.U64, Src: ctx()},
