@@ -1,6 +1,7 @@
 package check
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/cilium/ebpf/btf"
@@ -23,6 +24,9 @@ var castInts = map[string]types.Type{
 // integer cast truncates or sign-extends.
 func (c *checker) cast(e *lang.CastExpr) types.Type {
 	x := c.expr(e.X)
+	if e.Type == "string" {
+		return c.stringCast(e, x)
+	}
 	if e.Array {
 		return c.arrayCast(e, x)
 	}
@@ -113,4 +117,23 @@ func (c *checker) taggedType(at lang.Node, typ string) (btf.Type, bool) {
 		return nil, false
 	}
 	return target, true
+}
+
+// stringCast checks bpftrace's (string[N])s: a string as one of N bytes,
+// its text the same (a longer buffer, as a map value or tuple wants).
+func (c *checker) stringCast(e *lang.CastExpr, x types.Type) types.Type {
+	switch {
+	case x.Kind == types.Invalid:
+		return types.Bad
+	case !e.Array || e.Len <= 0 || e.Ptr > 0:
+		c.errorf(e, `e.g. (string[64])"hi"`, "a cast to a string gives its size: (string[N])")
+		return types.Bad
+	case x.Kind != types.String || x.Fmt == types.FmtBuf:
+		c.errorf(e.X, "", "only a string can be cast to string[%d], got %s", e.Len, x)
+		return types.Bad
+	case x.Size > e.Len:
+		c.errorf(e, fmt.Sprintf("cast to string[%d] or more", x.Size), "cannot cast %s to the shorter string[%d]", x, e.Len)
+		return types.Bad
+	}
+	return types.Str(e.Len)
 }

@@ -91,6 +91,10 @@ func (g *gen) into(e lang.Expr, at int16, size int) error {
 	case *lang.TupleExpr:
 		return g.intoType(x, at, t)
 	case *lang.CastExpr:
+		if x.Type == "string" {
+			// (string[N])s: the string, its tail zeros.
+			return g.into(x.X, at, size)
+		}
 		if x.Array {
 			return g.arrayCastInto(x, at)
 		}

@@ -622,7 +622,7 @@ var (
 	// castTagKeywords: a cast may also name an enum, (enum BAZ)x.
 	castTagKeywords = []string{"struct", "union", "enum"}
 	intTypes        = []string{"uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64"}
-	castTypes       = append(intTypes[:len(intTypes):len(intTypes)], "bool",
+	castTypes       = append(intTypes[:len(intTypes):len(intTypes)], "bool", "string",
 		"uint8_t", "uint16_t", "uint32_t", "uint64_t", "int8_t", "int16_t", "int32_t", "int64_t")
 )
 
