@@ -91,10 +91,15 @@ func sameTuple(a, b types.Type) bool {
 		return false
 	}
 	for i := range ta.Elems {
-		if ta.Names != nil && ta.Names[i] != tb.Names[i] {
-			return false
+		j := i
+		if ta.Names != nil {
+			// A record's fields match by name, in any order: bpftrace's
+			// (a=1, b=2) and (b=2, a=1) are one type.
+			if j = tb.Field(ta.Names[i]); j < 0 {
+				return false
+			}
 		}
-		if !sameKind(ta.Elems[i], tb.Elems[i]) || !sameFormat(ta.Elems[i], tb.Elems[i]) {
+		if !sameKind(ta.Elems[i], tb.Elems[j]) || !sameFormat(ta.Elems[i], tb.Elems[j]) {
 			return false
 		}
 	}
@@ -106,7 +111,12 @@ func sameTuple(a, b types.Type) bool {
 func widenTuple(a, b types.Type) types.Type {
 	elems := make([]types.Type, len(a.Tuple.Elems))
 	for i := range elems {
-		elems[i] = widen(a.Tuple.Elems[i], b.Tuple.Elems[i])
+		j := i
+		if a.Tuple.Names != nil {
+			// b's field of the same name (sameTuple matched them).
+			j = b.Tuple.Field(a.Tuple.Names[i])
+		}
+		elems[i] = widen(a.Tuple.Elems[i], b.Tuple.Elems[j])
 	}
 	t := types.NewTuple(elems, a.Tuple.Names)
 	t.Fmt = a.Fmt

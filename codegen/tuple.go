@@ -62,7 +62,10 @@ func (g *gen) intoType(e lang.Expr, at int16, dst types.Type) error {
 	if t, ok := lang.Unparen(e).(*lang.TupleExpr); ok {
 		parts := TupleLayout(dst)
 		for i, x := range t.Elems {
-			if err := g.intoType(x, at+int16(parts[i].Offset), parts[i].Type); err != nil {
+			// Evaluated as written; a record's field goes to the
+			// place of its name in dst.
+			j := recordPlace(dst, src, i)
+			if err := g.intoType(x, at+int16(parts[j].Offset), parts[j].Type); err != nil {
 				return err
 			}
 		}
@@ -94,9 +97,23 @@ func (g *gen) convertBlob(to int16, dst types.Type, from int16, src types.Type) 
 		return
 	}
 	dp, sp := TupleLayout(dst), TupleLayout(src)
-	for i := range dp {
-		g.convertBlob(to+int16(dp[i].Offset), dp[i].Type, from+int16(sp[i].Offset), sp[i].Type)
+	for i := range sp {
+		j := recordPlace(dst, src, i)
+		g.convertBlob(to+int16(dp[j].Offset), dp[j].Type, from+int16(sp[i].Offset), sp[i].Type)
 	}
+}
+
+// recordPlace is the index in dst of src's element i: the field of the
+// same name where both are records (bpftrace's (b=1, a=2) stored where
+// (a, b) is), else i.
+func recordPlace(dst, src types.Type, i int) int {
+	if dst.Tuple == nil || src.Tuple == nil || dst.Tuple.Names == nil || src.Tuple.Names == nil || i >= len(src.Tuple.Names) {
+		return i
+	}
+	if j := dst.Tuple.Field(src.Tuple.Names[i]); j >= 0 {
+		return j
+	}
+	return i
 }
 
 // tupleAddr returns the frame offset of the tuple value e: a variable's
