@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/cilium/ebpf/btf"
 
@@ -108,7 +109,7 @@ func check(s *lang.Script, opts Options, mapHints map[string]*MapInfo) (*Info, m
 	c.finishMaps()
 	c.mapDecls(s.MapDecls)
 	c.checkScalarDeletes()
-	c.missingParams()
+	c.missingParams(s)
 	if c.sawMapLoop && mapHints == nil {
 		return c.info, c.info.Maps, c.diags.Err()
 	}
@@ -228,8 +229,13 @@ func (c *checker) param(n int) (string, bool) {
 }
 
 // missingParams reports each parameter used as a number but not given: a
-// tool run without its argument fails here, before anything attaches.
-func (c *checker) missingParams() {
+// tool run without its argument fails here, before anything attaches. A
+// bpftrace program (no .st file, no packet probe or word) reads it as 0,
+// as bpftrace does.
+func (c *checker) missingParams(s *lang.Script) {
+	if len(c.missing) > 0 && c.bpftraceProgram(s) {
+		return
+	}
 	for _, p := range c.missing {
 		if c.asString[p] {
 			continue
@@ -241,6 +247,30 @@ func (c *checker) missingParams() {
 		c.errorf(p, fmt.Sprintf("give the script's arguments after it: %s (%d given)", how, len(c.opts.Params)),
 			"$%d is not given", p.N)
 	}
+}
+
+// bpftraceProgram reports whether a script is one bpftrace could run: not
+// a .st file (skbtrace's scripts and tools), and neither a packet probe
+// (skb:, skbret:, bpf:, bpfret:) nor a packet word in it (as
+// cmd/skbtrace's output rule says).
+func (c *checker) bpftraceProgram(s *lang.Script) bool {
+	if s.Src == nil || strings.HasSuffix(s.Src.Name, ".st") {
+		return false
+	}
+	for _, p := range s.Probes {
+		for _, sp := range p.Specs {
+			switch sp.Kind {
+			case lang.ProbeSkb, lang.ProbeSkbRet, lang.ProbeBpf, lang.ProbeBpfRet:
+				return false
+			}
+		}
+	}
+	for _, f := range c.info.Fields {
+		if f.Needs&(stdlib.NeedSkb|stdlib.NeedReason|stdlib.NeedEntry|stdlib.NeedProg) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *checker) posParam(e *lang.PosParam) types.Type {
