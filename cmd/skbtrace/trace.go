@@ -88,7 +88,12 @@ func report(w io.Writer, err error) int {
 		fmt.Fprint(w, paintDiagnostics(d.Error(), colorRed))
 		return 1
 	}
-	fmt.Fprint(w, paintDiagnostics(fmt.Sprintf("skbtrace: %v\n", err), colorRed))
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "ERROR: ") {
+		// One in bpftrace's words keeps them alone.
+		msg = "skbtrace: " + msg
+	}
+	fmt.Fprint(w, paintDiagnostics(msg+"\n", colorRed))
 	return 1
 }
 

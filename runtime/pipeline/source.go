@@ -100,6 +100,10 @@ func scriptSource(r Request) (*lang.Source, error) {
 	if t, ok := scripts.Lookup(name); ok {
 		return &lang.Source{Name: t.Name + ".st", Text: t.Text, Params: args[1:]}, nil
 	}
+	if strings.HasSuffix(name, ".bt") {
+		// A bpftrace script's name: bpftrace's words.
+		return nil, fmt.Errorf("ERROR: failed to open file '%s': No such file or directory", name)
+	}
 	return nil, fmt.Errorf("no script file or bundled tool named %q (see --tools)", name)
 }
 
