@@ -108,9 +108,15 @@ func (c *checker) equality(e *lang.BinaryExpr, x, y types.Type) types.Type {
 			"probe is compared only with a constant string")
 		return types.Bad
 	}
-	if (x.Kind == types.String && x.Fmt == types.FmtBuf) || (y.Kind == types.String && y.Fmt == types.FmtBuf) {
+	xb, yb := x.Kind == types.String && x.Fmt == types.FmtBuf, y.Kind == types.String && y.Fmt == types.FmtBuf
+	if xb && yb && (e.Op == "==" || e.Op == "!=") {
+		// Two buf()s: equal where their lengths and bytes are, as
+		// bpftrace compares buffers.
+		return types.Bool
+	}
+	if xb || yb {
 		c.errorf(lang.Node(nameNode{e.OpSpan}), "compare text with str(pointer, length), or the first bytes with strncmp",
-			"buf() is bytes to print, and is not compared (not yet)")
+			"buf() is compared only with another buf(), by == and !=")
 		return types.Bad
 	}
 	if name, ok := c.funcName(x, e.Y, y); ok {
