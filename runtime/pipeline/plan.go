@@ -32,6 +32,9 @@ type Plan struct {
 	Estimate *session.Estimate
 	// choice is how skb: probes could attach here (Compile).
 	choice *skbChoice
+	// saved is closed once the names the check looked up are saved to the
+	// kernel's BTF cache (saveTypes); nil before that began.
+	saved chan struct{}
 }
 
 // New starts a plan. Close ends it.
@@ -146,6 +149,7 @@ func (p *Plan) Start(w io.Writer, opts session.Options) (*session.Session, error
 		p.cfg.warn(phase.String())
 	}
 	phase.Done()
+	p.saveTypes()
 	return sess, nil
 }
 
@@ -156,12 +160,30 @@ func attachTimes(st *session.AttachStats) string {
 	return fmt.Sprintf("attach time: %v waiting for programs to load, %v linking", st.Loading.Round(time.Millisecond), st.Linking.Round(time.Millisecond))
 }
 
-// Close saves the names the check looked up in the whole BTF to the
-// kernel's BTF cache: at the end, so that tracing starts no later.
-func (p *Plan) Close() {
+// saveTypes saves the names the check looked up in the whole BTF to the
+// kernel's BTF cache, in the background: once tracing has started, so
+// that it starts no later, and not at the end, where a cold start's save
+// (most of a second under the VM suite's emulation) stood between Ctrl-C
+// and the prompt.
+func (p *Plan) saveTypes() {
+	if p.saved != nil {
+		return
+	}
 	var targets []string
 	if p.Output != nil {
 		targets = session.TracingTargets(p.Output)
 	}
-	p.types.save(targets)
+	done := make(chan struct{})
+	p.saved = done
+	go func() {
+		defer close(done)
+		p.types.save(targets)
+	}()
+}
+
+// Close ends the plan: it saves the BTF cache where Start did not, and
+// waits for the save.
+func (p *Plan) Close() {
+	p.saveTypes()
+	<-p.saved
 }
