@@ -276,6 +276,16 @@ func (c *checker) useField(e *lang.Ident, f *stdlib.Field) types.Type {
 		t.Layout = c.info.Config.StackMode
 	case "skb":
 		t.BTF = c.info.SkbType
+	case "ctx":
+		if c.ctx != nil {
+			for _, si := range c.ctx.Specs {
+				if si.Spec.Kind == lang.ProbeTracepoint && !si.Spec.Raw {
+					// bpftrace's error: a tracepoint's record is args.
+					c.errorf(e, "read the tracepoint's fields with args.NAME", "Use args instead of ctx in tracepoint")
+					return types.Bad
+				}
+			}
+		}
 	case "curtask":
 		var task *btf.Struct
 		if st, ok := c.scriptTagged("struct task_struct"); ok {
