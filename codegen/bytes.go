@@ -57,7 +57,7 @@ func (g *gen) strncmp(c *lang.CallExpr) error {
 func (g *gen) bufInto(c *lang.CallExpr, at int16) error {
 	n := g.info.Types[c].Size - 1
 	arg := c.Args[0]
-	if t := g.info.Types[arg]; t.Kind == types.String {
+	if t := g.info.Types[arg]; t.Kind == types.String && stringValue(arg) {
 		// A string value (a literal, a variable, str()): written to a
 		// zeroed slot as long as the read, then read from there.
 		size := max(SlotSize(t), (n+7)&^7)
@@ -111,4 +111,15 @@ func (g *gen) bufInto(c *lang.CallExpr, at int16) error {
 func (g *gen) isConst(e lang.Expr) bool {
 	_, ok := g.constValue(e)
 	return ok
+}
+
+// stringValue reports whether buf()'s argument is a string value (a
+// literal, a variable, a map element, a call's result) rather than an
+// array member, which is read where it is, its bytes as they are.
+func stringValue(e lang.Expr) bool {
+	switch lang.Unparen(e).(type) {
+	case *lang.StrLit, *lang.VarExpr, *lang.MapExpr, *lang.CallExpr, *lang.CondExpr, *lang.PosParam:
+		return true
+	}
+	return false
 }

@@ -215,10 +215,10 @@ var Funcs = []*Func{
 				c.Errorf(1, "buf reads at most that many bytes; give a smaller length", "buf's length must be from 1 to %d", MaxBuf)
 				return t
 			}
-			if array && a.Kind != types.String {
-				// A string (buf("ok_key", 8)) is read whole, its NULs
-				// too, as bpftrace does; an array member no further
-				// than its end.
+			if _, lit := c.ConstStr(0); array && !lit {
+				// An array member (or a string value) no further than
+				// its end; a string literal (buf("ok_key", 8)) as long
+				// as asked, its NULs too, as bpftrace reads it.
 				v = min(v, int64(a.Size))
 			}
 			t.Size = 1 + int(v)
