@@ -34,6 +34,10 @@ func (c *checker) expandSpecs(specs []*lang.ProbeSpec) (out []*lang.ProbeSpec, m
 			out = append(out, s)
 			continue
 		}
+		if s.Raw {
+			out, missed = c.expandRaw(s, out, missed)
+			continue
+		}
 		names, err := c.matchTracepoints(s.Category, s.Name)
 		switch {
 		case err != nil:
@@ -94,4 +98,45 @@ func (c *checker) matchTracepoints(category, name string) ([]string, error) {
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
+}
+
+// expandRaw puts a spec for every raw tracepoint a rawtracepoint glob
+// matches (rawtracepoint:sys_*: sys_enter, sys_exit), by BTF's
+// btf_trace_NAME, in name order; one that matches none is an error.
+func (c *checker) expandRaw(s *lang.ProbeSpec, out []*lang.ProbeSpec, missed map[*lang.ProbeSpec]bool) ([]*lang.ProbeSpec, map[*lang.ProbeSpec]bool) {
+	var names []string
+	if spec := wholeSpec(c.opts.BTF); spec != nil {
+		for t, err := range spec.All() {
+			if err != nil {
+				break
+			}
+			td, ok := t.(*btf.Typedef)
+			if !ok {
+				continue
+			}
+			if n, ok := strings.CutPrefix(td.Name, "btf_trace_"); ok {
+				if m, _ := path.Match(s.Name, n); m {
+					names = append(names, n)
+				}
+			}
+		}
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	switch {
+	case len(names) == 0:
+		c.errorf(s, "raw tracepoints are named as the tracepoints are: skbtrace -l 'tracepoint:*:NAME'", "no raw tracepoint matches %s", s.Text)
+	case len(names) > maxTracepointGlob:
+		c.errorf(s, fmt.Sprintf("narrow the glob: at most %d tracepoints, bpftrace's max_probes", maxTracepointGlob), "%s matches %d raw tracepoints", s.Text, len(names))
+	default:
+		for _, n := range names {
+			out = append(out, &lang.ProbeSpec{At: s.At, Kind: s.Kind, Target: n, Category: "*", Name: n, Raw: true, Text: "rawtracepoint:" + n})
+		}
+		return out, missed
+	}
+	if missed == nil {
+		missed = map[*lang.ProbeSpec]bool{}
+	}
+	missed[s] = true
+	return append(out, s), missed
 }
