@@ -38,21 +38,10 @@ func (c *checker) fromBTF(t btf.Type) (types.Type, bool) {
 	return types.Bad, false
 }
 
-// membersOf returns the members of a struct or union, nil for other types.
-func membersOf(t btf.Type) []btf.Member {
-	switch u := btf.UnderlyingType(t).(type) {
-	case *btf.Struct:
-		return u.Members
-	case *btf.Union:
-		return u.Members
-	}
-	return nil
-}
-
 // FindMember looks a member up by name in a struct or union, descending into
 // anonymous members; the offset is in bits from the start of t.
 func FindMember(t btf.Type, name string) (btf.Member, uint32, bool) {
-	members := membersOf(t)
+	members := types.Members(t)
 	for _, m := range members {
 		if m.Name == name {
 			return m, uint32(m.Offset), true
@@ -71,7 +60,7 @@ func FindMember(t btf.Type, name string) (btf.Member, uint32, bool) {
 // memberNames lists a struct's member names, anonymous members flattened, for hints.
 func memberNames(t btf.Type) []string {
 	var out []string
-	for _, m := range membersOf(t) {
+	for _, m := range types.Members(t) {
 		if m.Name == "" {
 			out = append(out, memberNames(m.Type)...)
 		} else {

@@ -258,7 +258,7 @@ func alignOf(t btf.Type) uint32 {
 		return alignOf(u.Type)
 	case *btf.Struct, *btf.Union:
 		a := uint32(1)
-		for _, m := range membersOf(u) {
+		for _, m := range types.Members(u) {
 			a = max(a, alignOf(m.Type))
 		}
 		return a

@@ -203,6 +203,18 @@ func (t Type) String() string {
 	return "invalid"
 }
 
+// Members lists a struct's or union's members, through typedefs and
+// qualifiers; nil for any other type.
+func Members(t btf.Type) []btf.Member {
+	switch u := btf.UnderlyingType(t).(type) {
+	case *btf.Struct:
+		return u.Members
+	case *btf.Union:
+		return u.Members
+	}
+	return nil
+}
+
 // CName names a BTF type as C would: struct sk_buff, unsigned int, void.
 func CName(t btf.Type) string {
 	switch t := t.(type) {

@@ -98,7 +98,7 @@ func (bf btfFormat) fields(dst []byte, ms []btf.Member, raw []byte, depth int, f
 	for _, m := range ms {
 		off := int(m.Offset.Bytes())
 		if m.Name == "" && m.BitfieldSize == 0 {
-			if inner := anonMembers(m.Type); inner != nil {
+			if inner := types.Members(m.Type); inner != nil {
 				size, err := btf.Sizeof(m.Type)
 				if err == nil && off+size <= len(raw) && depth < 16 {
 					dst = bf.fields(dst, inner, raw[off:off+size], depth+1, first)
@@ -135,18 +135,6 @@ func (bf btfFormat) fields(dst []byte, ms []btf.Member, raw []byte, depth int, f
 		dst = bf.append(dst, m.Type, raw[off:off+size], depth+1)
 	}
 	return dst
-}
-
-// anonMembers is the members of an anonymous struct or union member's
-// type, nil for another type.
-func anonMembers(t btf.Type) []btf.Member {
-	switch u := btf.UnderlyingType(t).(type) {
-	case *btf.Struct:
-		return u.Members
-	case *btf.Union:
-		return u.Members
-	}
-	return nil
 }
 
 // int appends a little-endian integer of size bytes; JSON quotes an
