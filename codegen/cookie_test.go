@@ -35,12 +35,7 @@ func TestCookieProgram(t *testing.T) {
 		arch := c.arch
 		out := compileWith(t, text, codegen.Options{Backend: c.backend, Arch: arch,
 			SkbTargets: map[string][]codegen.SkbTarget{"*": {{SkbArg: -1, Cookie: true}}}})
-		var own []*codegen.Program
-		for _, p := range out.Programs {
-			if p.Helper == "" {
-				own = append(own, p)
-			}
-		}
+		own := scriptPrograms(out)
 		if len(own) != 1 {
 			t.Fatalf("%s: %d programs, want 1", arch, len(own))
 		}

@@ -14,11 +14,11 @@ import (
 	"github.com/skbtrace/skbtrace/lang"
 )
 
-// scriptPrograms are the programs of a script's probes, helpers left out.
 // implicitExit is the probe a script of begin probes only ends with:
 // bpftrace exits once they ran (passes.ExitAfterBegin adds begin { exit() }).
 const implicitExit = 1
 
+// scriptPrograms are the programs of a script's probes, helpers left out.
 func scriptPrograms(out *codegen.Output) []*codegen.Program {
 	var ps []*codegen.Program
 	for _, p := range out.Programs {
